@@ -1,0 +1,63 @@
+"""The errors a connector may raise; every transport failure is mapped here.
+
+Callers (the daemon's sense step) catch :class:`ConnectorError` and skip the
+cycle; nothing below it is allowed to escape as a ``requests`` exception::
+
+    ConnectorError
+     ├── UnavailableError      connection refused, DNS failure, reset
+     │    └── TimeoutError_    connect or read timeout
+     ├── StandbyError          the RM is standby, or no RM is active
+     ├── HTTPStatusError       a non-2xx answer (status and body kept)
+     │    └── AuthError        401 / 403
+     └── ParseError            garbled, truncated or wrongly shaped body
+"""
+
+from __future__ import annotations
+
+
+class ConnectorError(Exception):
+    """Base of every error a connector raises."""
+
+    reason = "error"
+
+
+class UnavailableError(ConnectorError):
+    """The server could not be reached (refused, reset, DNS)."""
+
+    reason = "unavailable"
+
+
+class TimeoutError_(UnavailableError):  # noqa: N801 - avoid shadowing the builtin
+    """The server did not answer within the configured timeout."""
+
+    reason = "timeout"
+
+
+class StandbyError(ConnectorError):
+    """The RM answered as a standby, or no configured RM is active."""
+
+    reason = "standby"
+
+
+class HTTPStatusError(ConnectorError):
+    """The server answered with a non-success status."""
+
+    reason = "http_status"
+
+    def __init__(self, status: int, url: str, body: str = "") -> None:
+        super().__init__(f"HTTP {status} from {url}: {body[:200]}")
+        self.status = status
+        self.url = url
+        self.body = body
+
+
+class AuthError(HTTPStatusError):
+    """401 or 403: authentication failed or the caller lacks an ACL."""
+
+    reason = "auth"
+
+
+class ParseError(ConnectorError):
+    """The body is not the JSON shape that endpoint returns."""
+
+    reason = "parse"
