@@ -1,0 +1,415 @@
+"""A real, small Hadoop YARN cluster for yarn-advisor's tests, recordings and demos.
+
+It runs the real daemons from the Hadoop jars that Maven fetches from Maven
+Central (``pom.xml`` beside this file; ``~/.m2`` is the jar cache): one
+ResourceManager, one JVM per NodeManager (each with its own size and its own
+loopback address, 127.0.0.2, 127.0.0.3, ...) and the MapReduce
+JobHistoryServer.
+
+Why separate JVMs rather than ``MiniMRYarnCluster`` in one JVM: Guice's
+``GuiceFilter`` keeps its pipeline in a static field, so in a single JVM the
+last web app started (a NodeManager's) answers every web app's REST routes:
+the RM's ``/ws/v1/cluster/*`` and the JobHistory ``/ws/v1/history/*`` return
+404 "controller for v1 not found". One JVM per daemon also gives each
+NodeManager its own JMX (per-container ``ContainerResource_*`` beans) and its
+own size, as on a real cluster.
+
+Configuration: CapacityScheduler with leaf queues ``default``, ``etl`` and
+``adhoc``; application priorities (max 10); node labels (centralized, file
+store); the scheduler-conf mutation API (in-memory store); container metrics
+every second; JobHistory moving finished jobs every 2 s.
+
+Command line (for recordings and demos)::
+
+    python tests/minicluster/yarnmini.py up [--workdir DIR]   # Ctrl-C stops it
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import hashlib
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+HERE = Path(__file__).resolve().parent
+POM = HERE / "pom.xml"
+CACHE = Path(os.environ.get("YARN_ADVISOR_CACHE", Path.home() / ".cache" / "yarn-advisor"))
+
+JDK17_OPENS = [
+    "-XX:+IgnoreUnrecognizedVMOptions",
+    *(
+        f"--add-opens=java.base/{pkg}=ALL-UNNAMED"
+        for pkg in (
+            "java.io", "java.lang", "java.lang.reflect", "java.math", "java.net", "java.text",
+            "java.util", "java.util.concurrent", "java.util.zip", "sun.security.util",
+            "sun.security.x509",
+        )
+    ),
+]
+
+QUEUES = {"default": 40, "etl": 40, "adhoc": 20}
+RM_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
+NM_CLASS = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
+JHS_CLASS = "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer"
+SLEEP_JOB = "org.apache.hadoop.mapreduce.SleepJob"
+DSHELL = "org.apache.hadoop.yarn.applications.distributedshell.Client"
+
+
+def classpath() -> str:
+    """Resolve the Hadoop jars with Maven (cached by the pom's hash)."""
+    digest = hashlib.sha256(POM.read_bytes()).hexdigest()[:16]
+    cp_file = CACHE / f"classpath-{digest}.txt"
+    if not cp_file.exists() or not all(Path(p).exists() for p in cp_file.read_text().split(":")):
+        CACHE.mkdir(parents=True, exist_ok=True)
+        tmp = cp_file.with_suffix(".tmp")
+        subprocess.run(
+            ["mvn", "-B", "-q", "-f", str(POM), "dependency:build-classpath",
+             f"-Dmdep.outputFile={tmp}"],
+            check=True,
+        )
+        tmp.replace(cp_file)
+    return cp_file.read_text().strip()
+
+
+def java_home() -> str:
+    """JAVA_HOME for the daemons and the containers they launch."""
+    if os.environ.get("JAVA_HOME"):
+        return os.environ["JAVA_HOME"]
+    java = shutil.which("java")
+    if not java:
+        raise RuntimeError("java not found: install a JDK 17 (see .ci/setup)")
+    return str(Path(java).resolve().parent.parent)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _site_xml(props: dict[str, object]) -> str:
+    rows = "".join(
+        f"  <property><name>{k}</name><value>{v}</value></property>\n" for k, v in props.items()
+    )
+    return f'<?xml version="1.0"?>\n<configuration>\n{rows}</configuration>\n'
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """The schedulable size of one NodeManager."""
+
+    memory_mb: int
+    vcores: int
+
+
+@dataclass
+class SubmittedApp:
+    """A client JVM that submitted (and, for MapReduce, waits on) one application."""
+
+    proc: subprocess.Popen[str]
+    log: Path
+    app_id: str = ""
+
+    def wait(self, timeout: float = 600) -> int:
+        return self.proc.wait(timeout=timeout)
+
+
+@dataclass
+class MiniCluster:
+    """One RM, N NodeManagers of the given sizes, and the JobHistoryServer."""
+
+    workdir: Path
+    nodes: tuple[NodeSpec, ...] = (NodeSpec(6144, 6), NodeSpec(3072, 3))
+    extra_conf: dict[str, object] = field(default_factory=dict)
+    procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
+    ports: dict[str, int] = field(default_factory=dict)
+
+    # --- addresses -------------------------------------------------------
+    @property
+    def rm_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports['rm_web']}"
+
+    @property
+    def jhs_url(self) -> str:
+        return f"http://127.0.0.1:{self.ports['jhs_web']}"
+
+    @property
+    def client_conf_dir(self) -> Path:
+        return self.workdir / "conf" / "client"
+
+    # --- configuration ---------------------------------------------------
+    def _common_yarn(self, cp: str) -> dict[str, object]:
+        w = self.workdir
+        p = self.ports
+        app_cp = f"{self.client_conf_dir}:{cp}"
+        return {
+            "yarn.resourcemanager.hostname": "127.0.0.1",
+            "yarn.resourcemanager.address": f"127.0.0.1:{p['rm_rpc']}",
+            "yarn.resourcemanager.scheduler.address": f"127.0.0.1:{p['rm_sched']}",
+            "yarn.resourcemanager.resource-tracker.address": f"127.0.0.1:{p['rm_tracker']}",
+            "yarn.resourcemanager.admin.address": f"127.0.0.1:{p['rm_admin']}",
+            "yarn.resourcemanager.webapp.address": f"127.0.0.1:{p['rm_web']}",
+            "yarn.resourcemanager.scheduler.class": "org.apache.hadoop.yarn.server."
+            "resourcemanager.scheduler.capacity.CapacityScheduler",
+            "yarn.cluster.max-application-priority": 10,
+            "yarn.node-labels.enabled": "true",
+            "yarn.node-labels.fs-store.root-dir": f"file://{w}/node-labels",
+            "yarn.node-labels.configuration-type": "centralized",
+            "yarn.scheduler.configuration.store.class": "memory",
+            "yarn.scheduler.minimum-allocation-mb": 128,
+            "yarn.scheduler.maximum-allocation-mb": 4096,
+            "yarn.scheduler.maximum-allocation-vcores": 4,
+            "yarn.nodemanager.aux-services": "mapreduce_shuffle",
+            "yarn.nodemanager.aux-services.mapreduce_shuffle.class":
+                "org.apache.hadoop.mapred.ShuffleHandler",
+            "yarn.nodemanager.container-metrics.period-ms": 1000,
+            "yarn.nodemanager.container-metrics.unregister-delay-ms": 5000,
+            "yarn.nodemanager.container-monitor.interval-ms": 1000,
+            "yarn.nodemanager.resource-monitor.interval-ms": 1000,
+            "yarn.nodemanager.vmem-check-enabled": "false",
+            "yarn.nodemanager.pmem-check-enabled": "false",
+            "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": 100.0,
+            "yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb": 0,
+            "yarn.nodemanager.delete.debug-delay-sec": 0,
+            "yarn.log-aggregation-enable": "false",
+            "yarn.application.classpath": app_cp,
+            "yarn.resourcemanager.nodemanager-connect-retries": 3,
+        }
+
+    def _mapred(self, cp: str) -> dict[str, object]:
+        w = self.workdir
+        p = self.ports
+        return {
+            "mapreduce.framework.name": "yarn",
+            "yarn.app.mapreduce.am.staging-dir": f"{w}/staging",
+            "mapreduce.jobhistory.address": f"127.0.0.1:{p['jhs_rpc']}",
+            "mapreduce.jobhistory.webapp.address": f"127.0.0.1:{p['jhs_web']}",
+            "mapreduce.jobhistory.admin.address": f"127.0.0.1:{p['jhs_admin']}",
+            "mapreduce.jobhistory.intermediate-done-dir": f"{w}/history/intermediate",
+            "mapreduce.jobhistory.done-dir": f"{w}/history/done",
+            "mapreduce.jobhistory.move.interval-ms": 2000,
+            "mapreduce.application.classpath": f"{self.client_conf_dir}:{cp}",
+            "yarn.app.mapreduce.am.resource.mb": 512,
+            "yarn.app.mapreduce.am.command-opts": "-Xmx384m",
+            "mapreduce.map.memory.mb": 512,
+            "mapreduce.reduce.memory.mb": 512,
+            "mapreduce.job.ubertask.enable": "false",
+            "mapreduce.job.reduce.slowstart.completedmaps": 1.0,
+        }
+
+    def _write_conf(self, name: str, yarn: dict[str, object], mapred: dict[str, object]) -> Path:
+        d = self.workdir / "conf" / name
+        d.mkdir(parents=True, exist_ok=True)
+        (d / "core-site.xml").write_text(_site_xml({
+            "fs.defaultFS": "file:///",
+            "hadoop.tmp.dir": f"{self.workdir}/tmp/{name}",
+        }))
+        (d / "yarn-site.xml").write_text(_site_xml(yarn))
+        (d / "mapred-site.xml").write_text(_site_xml(mapred))
+        cs: dict[str, object] = {"yarn.scheduler.capacity.root.queues": ",".join(QUEUES)}
+        for q, cap in QUEUES.items():
+            cs[f"yarn.scheduler.capacity.root.{q}.capacity"] = cap
+            cs[f"yarn.scheduler.capacity.root.{q}.maximum-capacity"] = 100
+        cs["yarn.scheduler.capacity.maximum-am-resource-percent"] = 0.5
+        cs["yarn.scheduler.capacity.node-locality-delay"] = 40
+        (d / "capacity-scheduler.xml").write_text(_site_xml(cs))
+        (d / "log4j.properties").write_text(
+            "log4j.rootLogger=INFO,console\n"
+            "log4j.appender.console=org.apache.log4j.ConsoleAppender\n"
+            "log4j.appender.console.target=System.err\n"
+            "log4j.appender.console.layout=org.apache.log4j.PatternLayout\n"
+            "log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n\n"
+        )
+        return d
+
+    # --- lifecycle -------------------------------------------------------
+    def start(self, timeout: float = 180) -> None:
+        cp = classpath()
+        self.workdir.mkdir(parents=True, exist_ok=True)
+        for key in ("rm_rpc", "rm_sched", "rm_tracker", "rm_admin", "rm_web",
+                    "jhs_rpc", "jhs_web", "jhs_admin"):
+            self.ports[key] = free_port()
+        yarn = self._common_yarn(cp) | self.extra_conf
+        mapred = self._mapred(cp)
+        self._write_conf("client", yarn, mapred)
+        self._spawn("rm", RM_CLASS, self._write_conf("rm", yarn, mapred), cp, heap="768m")
+        for i, spec in enumerate(self.nodes):
+            host = f"127.0.0.{i + 2}"
+            nm = yarn | {
+                "yarn.nodemanager.hostname": host,
+                "yarn.nodemanager.address": f"{host}:0",
+                "yarn.nodemanager.localizer.address": f"{host}:{free_port()}",
+                "yarn.nodemanager.webapp.address": f"{host}:{free_port()}",
+                "yarn.nodemanager.resource.memory-mb": spec.memory_mb,
+                "yarn.nodemanager.resource.cpu-vcores": spec.vcores,
+                "yarn.nodemanager.local-dirs": f"{self.workdir}/nm{i}/local",
+                "yarn.nodemanager.log-dirs": f"{self.workdir}/nm{i}/logs",
+            }
+            # mapred-default.xml loads after yarn-site.xml, so the shuffle port
+            # (one per NodeManager on this host) must be set in mapred-site.xml.
+            nm_mapred = mapred | {"mapreduce.shuffle.port": free_port()}
+            self._spawn(f"nm{i}", NM_CLASS, self._write_conf(f"nm{i}", nm, nm_mapred), cp,
+                        heap="384m")
+        self._spawn("jhs", JHS_CLASS, self._write_conf("jhs", yarn, mapred), cp, heap="512m")
+        (self.workdir / "details.json").write_text(json.dumps(
+            {"rm_url": self.rm_url, "jhs_url": self.jhs_url, "ports": self.ports}, indent=1))
+        self._wait_ready(timeout)
+
+    def _spawn(self, name: str, cls: str, conf: Path, cp: str, heap: str) -> None:
+        log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 - owned by the process
+        env = os.environ | {"JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(conf)}
+        cmd = ["java", f"-Xmx{heap}", *JDK17_OPENS,
+               f"-Dhadoop.log.dir={self.workdir}/logs/{name}", "-cp", f"{conf}:{cp}", cls]
+        self.procs.append(subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+            start_new_session=True))
+
+    def _get(self, url: str) -> Any:
+        req = urllib.request.Request(url, headers={"Accept": "application/json"})
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            return json.load(resp)
+
+    def _wait_ready(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        last = "nothing answered"
+        while time.monotonic() < deadline:
+            dead = [p.args[-1] for p in self.procs if p.poll() is not None]
+            if dead:
+                self.stop()
+                raise RuntimeError(f"daemon exited during start-up: {dead}; see {self.workdir}")
+            try:
+                info = self._get(f"{self.rm_url}/ws/v1/cluster/info")["clusterInfo"]
+                nodes = self._get(f"{self.rm_url}/ws/v1/cluster/nodes")["nodes"] or {}
+                running = [n for n in nodes.get("node", []) if n["state"] == "RUNNING"]
+                self._get(f"{self.jhs_url}/ws/v1/history/info")
+                last = f"RM {info['state']}/{info['haState']}, {len(running)} nodes running"
+                if info["haState"] == "ACTIVE" and len(running) == len(self.nodes):
+                    return
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                last = repr(exc)
+            time.sleep(0.5)
+        self.stop()
+        raise TimeoutError(f"mini cluster not ready after {timeout}s: {last}; see {self.workdir}")
+
+    def stop(self) -> None:
+        for p in self.procs:
+            if p.poll() is None:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(p.pid, signal.SIGTERM)
+        for p in self.procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        self.procs.clear()
+
+    def rss_mb(self) -> int:
+        """Resident memory of the daemons (MiB), for the closing note."""
+        total = 0
+        for p in self.procs:
+            with contextlib.suppress(OSError):
+                for line in Path(f"/proc/{p.pid}/status").read_text().splitlines():
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+        return total // 1024
+
+    # --- workloads -------------------------------------------------------
+    def _client(self, args: list[str], name: str) -> SubmittedApp:
+        cp = classpath()
+        log = self.workdir / f"client-{name}-{time.monotonic_ns()}.log"
+        fh: IO[str] = open(log, "w")  # noqa: SIM115 - owned by the process
+        cmd = ["java", "-Xmx256m", *JDK17_OPENS, "-cp", f"{self.client_conf_dir}:{cp}", *args]
+        env = os.environ | {"JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(self.client_conf_dir)}
+        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True, env=env,
+                                stdin=subprocess.DEVNULL, start_new_session=True)
+        return SubmittedApp(proc, log)
+
+    def _await_app_id(self, app: SubmittedApp, timeout: float = 120) -> SubmittedApp:
+        deadline = time.monotonic() + timeout
+        pattern = re.compile(r"(application_\d+_\d+)")
+        while time.monotonic() < deadline:
+            m = pattern.search(app.log.read_text(errors="replace"))
+            if m:
+                app.app_id = m.group(1)
+                return app
+            if app.proc.poll() is not None:
+                raise RuntimeError(f"client exited before submitting: {app.log.read_text()[-2000:]}")
+            time.sleep(0.2)
+        raise TimeoutError(f"no application id in {app.log}")
+
+    def sleep_job(self, *, queue: str = "default", maps: int = 2, reduces: int = 1,
+                  map_ms: int = 5000, reduce_ms: int = 2000, map_mb: int = 512,
+                  reduce_mb: int = 512, map_vcores: int = 1, reduce_vcores: int = 1,
+                  priority: int | None = None, tags: str = "",
+                  conf: dict[str, object] | None = None) -> SubmittedApp:
+        """Submit a real MapReduce SleepJob; returns once the RM knows its id."""
+        d: dict[str, object] = {
+            "mapreduce.job.queuename": queue,
+            "mapreduce.map.memory.mb": map_mb,
+            "mapreduce.reduce.memory.mb": reduce_mb,
+            "mapreduce.map.cpu.vcores": map_vcores,
+            "mapreduce.reduce.cpu.vcores": reduce_vcores,
+        }
+        if priority is not None:
+            d["mapreduce.job.priority"] = priority
+        if tags:
+            d["mapreduce.job.tags"] = tags
+        d |= conf or {}
+        args = [SLEEP_JOB, *(a for k, v in d.items() for a in ("-D", f"{k}={v}")),
+                "-m", str(maps), "-r", str(reduces), "-mt", str(map_ms), "-rt", str(reduce_ms)]
+        return self._await_app_id(self._client(args, "sleep"))
+
+    def distributed_shell(self, *, queue: str = "adhoc", containers: int = 2,
+                          command: str = "sleep 30", container_mb: int = 256,
+                          container_vcores: int = 1, master_mb: int = 256,
+                          name: str = "dshell", priority: int = 0) -> SubmittedApp:
+        """Submit a real distributed-shell application."""
+        jar = next(p for p in classpath().split(":") if "distributedshell" in p)
+        args = [DSHELL, "-jar", jar, "-shell_command", command,
+                "-num_containers", str(containers), "-container_memory", str(container_mb),
+                "-container_vcores", str(container_vcores), "-master_memory", str(master_mb),
+                "-queue", queue, "-appname", name, "-priority", str(priority)]
+        return self._await_app_id(self._client(args, "dshell"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    up = sub.add_parser("up", help="start a cluster and keep it up until Ctrl-C")
+    up.add_argument("--workdir", type=Path, default=None)
+    sub.add_parser("classpath", help="resolve (and cache) the Hadoop jars")
+    args = ap.parse_args(argv)
+    if args.cmd == "classpath":
+        print(f"{len(classpath().split(':'))} jars resolved")
+        return 0
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="yarn-mini-"))
+    cluster = MiniCluster(workdir)
+    t0 = time.monotonic()
+    cluster.start()
+    print(json.dumps({"rm_url": cluster.rm_url, "jhs_url": cluster.jhs_url,
+                      "workdir": str(workdir), "start_s": round(time.monotonic() - t0, 1),
+                      "rss_mb": cluster.rss_mb()}), flush=True)
+    try:
+        signal.sigwait({signal.SIGINT, signal.SIGTERM})
+    finally:
+        cluster.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
