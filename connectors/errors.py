@@ -27,7 +27,7 @@ class UnavailableError(ConnectorError):
     reason = "unavailable"
 
 
-class TimeoutError_(UnavailableError):  # noqa: N801 - avoid shadowing the builtin
+class TimeoutError_(UnavailableError):
     """The server did not answer within the configured timeout."""
 
     reason = "timeout"

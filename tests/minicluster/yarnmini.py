@@ -305,6 +305,51 @@ class MiniCluster:
         self.stop()
         raise TimeoutError(f"mini cluster not ready after {timeout}s: {last}; see {self.workdir}")
 
+    def start_standby_rm(self, timeout: float = 120) -> str:
+        """Start a second, real ResourceManager that stays STANDBY; return its URL.
+
+        It runs in RM HA mode (ids rm1 = the active RM's addresses, rm2 = its
+        own) with automatic failover off, so nothing ever makes it active: it
+        answers ``/ws/v1/cluster/info`` with haState STANDBY and every other
+        REST path the way a real standby does.
+        """
+        cp = classpath()
+        ports = {k: free_port() for k in ("rpc", "sched", "tracker", "admin", "web")}
+        conf: dict[str, object] = {
+            "yarn.resourcemanager.ha.enabled": "true",
+            "yarn.resourcemanager.ha.rm-ids": "rm1,rm2",
+            "yarn.resourcemanager.ha.id": "rm2",
+            "yarn.resourcemanager.cluster-id": "yarn-advisor-test",
+            "yarn.resourcemanager.ha.automatic-failover.enabled": "false",
+            "yarn.resourcemanager.recovery.enabled": "false",
+            "yarn.resourcemanager.scheduler.class": "org.apache.hadoop.yarn.server."
+            "resourcemanager.scheduler.capacity.CapacityScheduler",
+        }
+        for rm_id, p in (("rm1", {"rpc": self.ports["rm_rpc"], "sched": self.ports["rm_sched"],
+                                  "tracker": self.ports["rm_tracker"],
+                                  "admin": self.ports["rm_admin"], "web": self.ports["rm_web"]}),
+                         ("rm2", ports)):
+            conf |= {
+                f"yarn.resourcemanager.address.{rm_id}": f"127.0.0.1:{p['rpc']}",
+                f"yarn.resourcemanager.scheduler.address.{rm_id}": f"127.0.0.1:{p['sched']}",
+                f"yarn.resourcemanager.resource-tracker.address.{rm_id}":
+                    f"127.0.0.1:{p['tracker']}",
+                f"yarn.resourcemanager.admin.address.{rm_id}": f"127.0.0.1:{p['admin']}",
+                f"yarn.resourcemanager.webapp.address.{rm_id}": f"127.0.0.1:{p['web']}",
+            }
+        conf_dir = self._write_conf("rm-standby", conf, {})
+        self._spawn("rm-standby", RM_CLASS, conf_dir, cp, heap="512m")
+        url = f"http://127.0.0.1:{ports['web']}"
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            try:
+                if self._get(f"{url}/ws/v1/cluster/info")["clusterInfo"]["haState"] == "STANDBY":
+                    return url
+            except (OSError, ValueError, KeyError, TypeError):
+                pass
+            time.sleep(0.5)
+        raise TimeoutError(f"standby RM did not come up at {url}")
+
     def stop(self) -> None:
         for p in self.procs:
             if p.poll() is None:

@@ -1,0 +1,229 @@
+"""The ``yarn-advisor`` command line.
+
+Subcommands: ``run`` (the daemon; dry-run unless enforce is configured),
+``record`` (capture real RM traffic), ``replay`` (offline cycles from a
+recording), ``classify-eval`` (the task classifier on Rumen traces).
+Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from advisor.daemon import Advisor, cycle_line
+from advisor.metrics import CycleReport
+from advisor.server import AdvisorServer
+from advisor.wiring import build_sensor
+from config.schema import AdvisorConfig, ConfigError, load
+from connectors.replay import CycleRecorder, Recording, RecordingError, open_recording, replaying
+
+log = logging.getLogger("yarn_advisor")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.handler(args))
+    except ConfigError as exc:
+        print(f"yarn-advisor: {exc}", file=sys.stderr)
+        return 2
+    except RecordingError as exc:
+        print(f"yarn-advisor: {exc}", file=sys.stderr)
+        return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="yarn-advisor", description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+
+    run = sub.add_parser("run", help="run the advisor (dry-run by default)")
+    run.add_argument("--config", type=Path, help="YAML configuration file")
+    run.add_argument("--once", action="store_true", help="run one cycle and exit")
+    run.add_argument("--dry-run", action="store_true", help="never write to the RM")
+    run.add_argument("--replay", type=Path, metavar="DIR",
+                     help="sense from a recording instead of a live RM")
+    run.add_argument("--interval", type=float, help="seconds between cycles")
+    run.add_argument("--port", type=int, help="HTTP port for /metrics (0: any free port)")
+    run.set_defaults(handler=cmd_run)
+
+    rec = sub.add_parser("record", help="record N real cycles of RM traffic")
+    rec.add_argument("--rm", action="append", required=True, metavar="URL",
+                     help="RM web address (repeat for RM HA)")
+    rec.add_argument("--history", metavar="URL", help="JobHistoryServer web address")
+    rec.add_argument("--out", type=Path, required=True, metavar="DIR")
+    rec.add_argument("--cycles", type=int, default=10)
+    rec.add_argument("--interval", type=float, default=10.0)
+    rec.add_argument("--config", type=Path)
+    rec.add_argument("--note", default="", help="how the recorded workload was made")
+    rec.set_defaults(handler=cmd_record)
+
+    rep = sub.add_parser("replay", help="replay a recording offline (dry-run)")
+    rep.add_argument("recording", type=Path, metavar="DIR")
+    rep.add_argument("--config", type=Path)
+    rep.add_argument("--json", action="store_true", help="one JSON object per cycle")
+    rep.set_defaults(handler=cmd_replay)
+
+    try:
+        from classifiers.cli import register
+    except ImportError:  # pragma: no cover - the classifier ships with the package
+        pass
+    else:
+        register(sub)
+    return p
+
+
+def setup_logging(cfg: AdvisorConfig) -> None:
+    fmt = ('{"ts":"%(asctime)s","level":"%(levelname)s","msg":"%(message)s"}'
+           if cfg.logging.json else "%(asctime)s %(levelname)s %(message)s")
+    logging.basicConfig(level=cfg.logging.level, format=fmt, stream=sys.stderr, force=True)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    overrides: dict[str, Any] = {}
+    if args.dry_run:
+        overrides["dry_run"] = True
+    if args.interval is not None:
+        overrides.setdefault("sense", {})["interval_s"] = args.interval
+    if args.port is not None:
+        overrides.setdefault("server", {})["port"] = args.port
+    cfg = load(args.config, overrides)
+    setup_logging(cfg)
+    if not cfg.dry_run:
+        log.warning("enforce mode is not available in this version: running dry-run")
+    log.info("configuration: %s", json.dumps(_public(cfg), sort_keys=True))
+    if args.replay:
+        recording = open_recording(args.replay)
+        advisor = replay_advisor(recording, cfg)
+    else:
+        advisor = Advisor(build_sensor(cfg))
+    server = None
+    if cfg.server.enabled:
+        server = AdvisorServer(advisor, cfg.server.host, cfg.server.port,
+                               cfg.sense.interval_s).start()
+        log.info("serving /metrics, /healthz, /recommendations on http://%s:%d",
+                 cfg.server.host, server.port)
+    try:
+        if args.replay:
+            _run_replay(advisor, recording, cfg, once=args.once)
+        elif args.once or cfg.sense.interval_s == 0:
+            report = advisor.run_once()
+            _print_recommendations(report)
+            return 0 if report.outcome == "ok" else 1
+        else:
+            advisor.run_forever(cfg.sense.interval_s)
+    finally:
+        if server:
+            server.close()
+    return 0
+
+
+def _run_replay(advisor: Advisor, recording: Recording, cfg: AdvisorConfig, once: bool) -> None:
+    """Play the recording's cycles at the configured pace, then keep serving."""
+    advisor.install_signal_handlers()
+    for report in replay_cycles(advisor, recording):
+        _print_recommendations(report)
+        if once or advisor.stopping:
+            return
+        time.sleep(min(cfg.sense.interval_s, 5.0))
+    log.info("recording finished (%d cycles); still serving until interrupted",
+             len(recording.cycles))
+    while not advisor.stopping:
+        time.sleep(0.2)
+
+
+def _print_recommendations(report: CycleReport) -> None:
+    for rec in report.recommendations:
+        expl = rec.get("explanation")
+        summary = expl.get("summary", "") if isinstance(expl, dict) else expl
+        print(f"  [{rec.get('policy')}] {rec.get('kind')} {rec.get('target')} -> "
+              f"{rec.get('value')}: {summary}", flush=True)
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    overrides = {"rm": {"urls": args.rm, "history_url": args.history}}
+    cfg = load(args.config, overrides)
+    setup_logging(cfg)
+    recorder = CycleRecorder(args.out)
+    advisor = Advisor(build_sensor(cfg, recorder))
+    advisor.install_signal_handlers()
+    recorder.write_manifest(rm_urls=args.rm, history_url=args.history,
+                            auth_user=cfg.rm.auth.user, auth_method=cfg.rm.auth.method,
+                            cycles=args.cycles, interval_s=args.interval, note=args.note,
+                            recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+    for n in range(1, args.cycles + 1):
+        started = time.monotonic()
+        now_ms = int(time.time() * 1000)
+        report = advisor.run_once(now_ms)
+        recorder.write_cycle(n, now_ms)
+        if advisor.stopping:
+            break
+        if n < args.cycles:
+            time.sleep(max(0.0, args.interval - (time.monotonic() - started)))
+    print(f"recorded {advisor.cycle} cycles into {args.out} (last: {cycle_line(report)})")
+    return 0
+
+
+def replay_advisor(recording: Recording, cfg: AdvisorConfig) -> Advisor:
+    """An Advisor whose connectors point at the recorded cluster's addresses."""
+    manifest = recording.manifest
+    cfg = load(None, {**_public(cfg), "rm": {
+        **_public(cfg)["rm"], "urls": recording.rm_urls, "history_url": recording.history_url,
+        "auth": {"method": manifest.get("auth_method", "simple"),
+                 "user": manifest.get("auth_user", "yarn-advisor"), "principal": None},
+        "retry": {"attempts": 1, "base_delay_s": 0.0, "max_delay_s": 0.0, "deadline_s": 1.0}},
+        "dry_run": True})
+    return Advisor(build_sensor(cfg))
+
+
+def replay_cycles(advisor: Advisor, recording: Recording) -> Iterator[CycleReport]:
+    for cycle in recording.cycles:
+        with replaying(cycle):
+            yield advisor.run_once(cycle.taken_at)
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    cfg = load(args.config)
+    if not args.json:
+        setup_logging(cfg)
+    recording = open_recording(args.recording)
+    advisor = replay_advisor(recording, cfg)
+    for report in replay_cycles(advisor, recording):
+        if args.json:
+            print(json.dumps(report_json(report), sort_keys=True), flush=True)
+        else:
+            print(cycle_line(report))
+            _print_recommendations(report)
+    return 0
+
+
+def report_json(report: CycleReport) -> dict[str, Any]:
+    """The JSON form of one replayed cycle (see DESIGN.md, Interfaces)."""
+    s = report.snapshot
+    summary = None if s is None else {
+        "nodes": len(s.nodes), "queues": len(s.queues), "apps": len(s.apps),
+        "containers": len(s.containers), "pending_requests": s.pending_requests,
+        "tasks": len(s.tasks), "finished_tasks": len(s.finished_tasks),
+        "sources": dict(s.sources),
+    }
+    return {"cycle": report.number, "taken_at": s.taken_at if s else None,
+            "outcome": report.outcome, "reason": report.reason, "snapshot": summary,
+            "recommendations": report.recommendations}
+
+
+def _public(cfg: AdvisorConfig) -> dict[str, Any]:
+    """The configuration as a plain dict (logged at start-up; no secrets kept in it)."""
+    import dataclasses
+
+    return dataclasses.asdict(cfg)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,155 @@
+"""Prometheus metrics: a stateless collector over the latest cycle report.
+
+Each scrape reads the newest :class:`CycleReport` fresh (as client_python
+recommends for custom collectors). Labels are bounded: source names, step
+names, outcomes, policy and kind names; never app or container ids.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
+
+from advisor.model import Snapshot
+from advisor.sense import SourceStat
+
+NS = "yarn_advisor"
+SOURCES = ("rm", "containers", "nm_jmx", "rm_jmx", "mapreduce", "history")
+
+
+@dataclass
+class CycleReport:
+    """What one cycle saw and did; the daemon keeps the latest."""
+
+    number: int
+    started_at: float
+    outcome: str  # ok | skipped
+    reason: str = ""
+    step_seconds: dict[str, float] = field(default_factory=dict)
+    sources: dict[str, SourceStat] = field(default_factory=dict)
+    snapshot: Snapshot | None = None
+    recommendations: list[dict[str, object]] = field(default_factory=list)
+    actions: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+
+
+@dataclass
+class Totals:
+    """Counters that live across cycles."""
+
+    cycles: Counter[str] = field(default_factory=Counter)
+    source_errors: Counter[str] = field(default_factory=Counter)
+    actions: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+
+    def add(self, report: CycleReport) -> None:
+        self.cycles[report.outcome] += 1
+        for name, stat in report.sources.items():
+            self.source_errors[name] += stat.errors
+        self.actions.update(report.actions)
+
+
+class AdvisorCollector(Collector):
+    """Yields the advisor's metric families from ``latest()`` and ``totals``."""
+
+    def __init__(self, latest: Callable[[], CycleReport | None], totals: Totals) -> None:
+        self.latest = latest
+        self.totals = totals
+
+    def collect(self) -> Iterable[Metric]:
+        report = self.latest()
+        yield from self._totals()
+        if report is None:
+            return
+        yield from self._cycle(report)
+        if report.snapshot is not None:
+            yield from _snapshot(report.snapshot)
+        recs = GaugeMetricFamily(f"{NS}_recommendations", "Recommendations of the latest cycle",
+                                 labels=["policy", "kind"])
+        counts = Counter((str(r.get("policy")), str(r.get("kind")))
+                         for r in report.recommendations)
+        for (policy, kind), n in sorted(counts.items()):
+            recs.add_metric([policy, kind], n)
+        yield recs
+
+    def _totals(self) -> Iterable[Metric]:
+        cycles = CounterMetricFamily(f"{NS}_cycles", "Cycles by outcome", labels=["outcome"])
+        for outcome in ("ok", "skipped"):
+            cycles.add_metric([outcome], self.totals.cycles[outcome])
+        yield cycles
+        errors = CounterMetricFamily(f"{NS}_connector_errors", "Failed reads by source",
+                                     labels=["source"])
+        for name in SOURCES:
+            errors.add_metric([name], self.totals.source_errors[name])
+        yield errors
+        actions = CounterMetricFamily(f"{NS}_actions", "Actions by kind, policy and outcome",
+                                      labels=["kind", "policy", "outcome"])
+        for (kind, policy, outcome), n in sorted(self.totals.actions.items()):
+            actions.add_metric([kind, policy, outcome], n)
+        yield actions
+
+    def _cycle(self, report: CycleReport) -> Iterable[Metric]:
+        up = GaugeMetricFamily(f"{NS}_connector_up", "1 if the source was read in the latest "
+                               "cycle", labels=["source"])
+        latency = GaugeMetricFamily(f"{NS}_connector_latency_seconds",
+                                    "Time spent reading the source in the latest cycle",
+                                    labels=["source"])
+        for name, stat in sorted(report.sources.items()):
+            up.add_metric([name], 1.0 if stat.ok else 0.0)
+            latency.add_metric([name], stat.seconds)
+        yield up
+        yield latency
+        steps = GaugeMetricFamily(f"{NS}_cycle_step_seconds", "Duration of each step of the "
+                                  "latest cycle", labels=["step"])
+        for step, seconds in report.step_seconds.items():
+            steps.add_metric([step], seconds)
+        yield steps
+        yield GaugeMetricFamily(f"{NS}_cycle_duration_seconds", "Duration of the latest cycle",
+                                value=sum(report.step_seconds.values()))
+        yield GaugeMetricFamily(f"{NS}_last_cycle_timestamp_seconds",
+                                "Start of the latest cycle (unix time)", value=report.started_at)
+        yield GaugeMetricFamily(f"{NS}_last_cycle_ok", "1 if the latest cycle sensed the cluster",
+                                value=1.0 if report.outcome == "ok" else 0.0)
+
+
+def _snapshot(s: Snapshot) -> Iterable[Metric]:
+    sizes = GaugeMetricFamily(f"{NS}_snapshot_objects", "Objects in the latest snapshot",
+                              labels=["kind"])
+    for kind, n in (("nodes", len(s.nodes)), ("queues", len(s.queues)), ("apps", len(s.apps)),
+                    ("containers", len(s.containers)), ("pending_requests", s.pending_requests),
+                    ("tasks", len(s.tasks)), ("finished_tasks", len(s.finished_tasks))):
+        sizes.add_metric([kind], n)
+    yield sizes
+    yield GaugeMetricFamily(f"{NS}_snapshot_taken_at_seconds", "Cluster time of the snapshot",
+                            value=s.taken_at / 1000)
+    m = s.metrics
+    mem = GaugeMetricFamily(f"{NS}_cluster_memory_mb", "Cluster memory (MiB)", labels=["kind"])
+    cpu = GaugeMetricFamily(f"{NS}_cluster_vcores", "Cluster vcores", labels=["kind"])
+    for kind, r in (("total", m.total), ("allocated", m.allocated),
+                    ("available", m.available), ("reserved", m.reserved)):
+        mem.add_metric([kind], r.memory_mb)
+        cpu.add_metric([kind], r.vcores)
+    yield mem
+    yield cpu
+    apps = GaugeMetricFamily(f"{NS}_cluster_apps", "Applications by state (RM metrics)",
+                             labels=["state"])
+    for state, n in (("running", m.apps_running), ("pending", m.apps_pending),
+                     ("completed", m.apps_completed), ("failed", m.apps_failed),
+                     ("killed", m.apps_killed)):
+        apps.add_metric([state], n)
+    yield apps
+    nodes = GaugeMetricFamily(f"{NS}_cluster_nodes", "NodeManagers by state (RM metrics)",
+                              labels=["state"])
+    for state, n in (("active", m.active_nodes), ("unhealthy", m.unhealthy_nodes),
+                     ("lost", m.lost_nodes), ("decommissioning", m.decommissioning_nodes)):
+        nodes.add_metric([state], n)
+    yield nodes
+    queues = GaugeMetricFamily(f"{NS}_queue_used_capacity_percent",
+                               "Used capacity of each leaf queue (percent of its capacity)",
+                               labels=["queue"])
+    for q in s.queues:
+        if q.is_leaf:
+            queues.add_metric([q.path], q.used_capacity)
+    yield queues

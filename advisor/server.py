@@ -1,0 +1,99 @@
+"""The advisor's HTTP endpoints: /metrics, /healthz and /recommendations.
+
+A small threaded ``http.server`` (no framework): Prometheus text from the
+advisor's private registry, a health answer that turns 503 when the latest
+cycle was skipped or is older than three intervals, and the latest
+recommendations as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import CollectorRegistry
+
+from advisor.daemon import Advisor
+from advisor.metrics import AdvisorCollector
+
+
+class AdvisorServer:
+    """Serves one Advisor's state on ``host:port`` in a background thread."""
+
+    def __init__(self, advisor: Advisor, host: str, port: int, interval_s: float) -> None:
+        self.advisor = advisor
+        self.interval_s = interval_s
+        self.registry = CollectorRegistry()
+        self.registry.register(AdvisorCollector(lambda: advisor.latest, advisor.totals))
+        self.httpd = ThreadingHTTPServer((host, port), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    def start(self) -> AdvisorServer:
+        self.thread.start()
+        return self
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def health(self) -> tuple[int, dict[str, Any]]:
+        latest = self.advisor.latest
+        if latest is None:
+            return 503, {"status": "starting"}
+        age = time.time() - latest.started_at
+        body = {"status": latest.outcome, "cycle": latest.number, "age_s": round(age, 1),
+                "reason": latest.reason}
+        stale = self.interval_s > 0 and age > 3 * self.interval_s
+        if stale:
+            body["status"] = "stale"
+        return (200 if latest.outcome == "ok" and not stale else 503), body
+
+    def recommendations(self) -> dict[str, Any]:
+        latest = self.advisor.latest
+        if latest is None:
+            return {"cycle": None, "recommendations": []}
+        taken = latest.snapshot.taken_at if latest.snapshot else None
+        return {"cycle": latest.number, "taken_at": taken,
+                "recommendations": latest.recommendations}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                path = self.path.split("?")[0]
+                if path == "/metrics":
+                    self._send(200, CONTENT_TYPE_LATEST, generate_latest(server.registry))
+                elif path in ("/healthz", "/health"):
+                    status, body = server.health()
+                    self._json(status, body)
+                elif path == "/recommendations":
+                    self._json(200, server.recommendations())
+                else:
+                    self._json(404, {"error": f"no such path {path}",
+                                     "paths": ["/metrics", "/healthz", "/recommendations"]})
+
+            def _json(self, status: int, body: Any) -> None:
+                self._send(status, "application/json",
+                           json.dumps(body, sort_keys=True).encode() + b"\n")
+
+            def _send(self, status: int, ctype: str, data: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        return Handler

@@ -1,0 +1,79 @@
+"""Assemble one immutable :class:`Snapshot` from parsed parts (pure, no I/O).
+
+This is the only place where the parts are joined: measured usage onto
+containers (by container id), nodes onto tasks (through their container),
+and where ordering is made deterministic (everything sorted by id) so that
+replays and golden files are stable.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
+
+from advisor.model import (
+    App,
+    ClusterInfo,
+    ClusterMetrics,
+    Container,
+    ContainerUsage,
+    MRJob,
+    Node,
+    Queue,
+    QueueMetricsBean,
+    Snapshot,
+    Task,
+)
+
+
+def build_snapshot(
+    *,
+    taken_at: int,
+    rm_url: str,
+    cluster: ClusterInfo,
+    metrics: ClusterMetrics,
+    scheduler_type: str,
+    queues: Iterable[Queue],
+    nodes: Iterable[Node],
+    apps: Iterable[App],
+    containers: Iterable[Container] = (),
+    usage: Iterable[ContainerUsage] = (),
+    jobs: Iterable[MRJob] = (),
+    tasks: Iterable[Task] = (),
+    finished_tasks: Iterable[Task] = (),
+    queue_metrics: Iterable[QueueMetricsBean] = (),
+    sources: Mapping[str, bool] | None = None,
+) -> Snapshot:
+    """Join and order the parts; every argument is already parsed."""
+    by_container = {u.container_id: u for u in usage}
+    live = tuple(
+        sorted(
+            (replace(c, usage=by_container.get(c.id, c.usage)) for c in containers),
+            key=lambda c: c.id,
+        )
+    )
+    node_of = {c.id: c.node_id for c in live}
+    return Snapshot(
+        taken_at=taken_at,
+        rm_url=rm_url,
+        cluster=cluster,
+        metrics=metrics,
+        nodes=tuple(sorted(nodes, key=lambda n: n.id)),
+        queues=tuple(queues),
+        apps=tuple(sorted(apps, key=lambda a: a.id)),
+        containers=live,
+        jobs=tuple(sorted(jobs, key=lambda j: j.id)),
+        tasks=tuple(sorted(_with_nodes(tasks, node_of), key=lambda t: t.id)),
+        finished_tasks=tuple(sorted(_with_nodes(finished_tasks, node_of), key=lambda t: t.id)),
+        queue_metrics=tuple(sorted(queue_metrics, key=lambda q: q.queue_path)),
+        sources=dict(sources or {}),
+        scheduler_type=scheduler_type,
+    )
+
+
+def _with_nodes(tasks: Iterable[Task], node_of: Mapping[str, str]) -> Iterable[Task]:
+    for t in tasks:
+        if not t.node_id and t.container_id in node_of:
+            yield replace(t, node_id=node_of[t.container_id])
+        else:
+            yield t

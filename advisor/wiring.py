@@ -1,0 +1,38 @@
+"""Build the connectors and the sensor from a validated configuration."""
+
+from __future__ import annotations
+
+from advisor.sense import Connectors, Sensor
+from config.schema import AdvisorConfig
+from connectors.http import AuthConfig, HttpClient, Recorder, RetryPolicy
+from connectors.jmx import JmxClient
+from connectors.mapreduce import MapReduceClient
+from connectors.rm import RMClient
+
+
+def http_client(cfg: AdvisorConfig, recorder: Recorder | None = None) -> HttpClient:
+    rm = cfg.rm
+    verify: bool | str = rm.tls.ca_bundle if rm.tls.verify and rm.tls.ca_bundle else rm.tls.verify
+    cert: str | tuple[str, str] | None = None
+    if rm.tls.client_cert:
+        cert = (rm.tls.client_cert, rm.tls.client_key) if rm.tls.client_key else rm.tls.client_cert
+    return HttpClient(
+        timeout=(rm.timeout.connect_s, rm.timeout.read_s),
+        retry=RetryPolicy(rm.retry.attempts, rm.retry.base_delay_s, rm.retry.max_delay_s,
+                          rm.retry.deadline_s),
+        auth=AuthConfig(rm.auth.method, rm.auth.user, rm.auth.principal),
+        verify=verify,
+        client_cert=cert,
+        recorder=recorder,
+    )
+
+
+def build_sensor(cfg: AdvisorConfig, recorder: Recorder | None = None) -> Sensor:
+    http = http_client(cfg, recorder)
+    rm = RMClient(http, cfg.rm.urls)
+    connectors = Connectors(
+        rm=rm,
+        jmx=JmxClient(http, rm, cfg.sense.nm_jmx.scheme),
+        mapreduce=MapReduceClient(http, rm, cfg.rm.history_url),
+    )
+    return Sensor(connectors, cfg.sense)

@@ -1,0 +1,181 @@
+"""HTTP plumbing shared by every connector: timeouts, bounded retries, auth, TLS.
+
+All ``requests`` exceptions and non-success statuses are turned into the
+errors of :mod:`connectors.errors` here, at one boundary. Retries are bounded
+(attempts and a deadline), back off exponentially with full jitter, and only
+repeat idempotent reads or writes the caller marks as safe to repeat; 4xx
+answers other than 429 are never retried. Every exchange can be handed to a
+:class:`Recorder`, which is how ``yarn-advisor record`` captures real traffic.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import requests
+
+from connectors.errors import (
+    AuthError,
+    ConnectorError,
+    HTTPStatusError,
+    ParseError,
+    TimeoutError_,
+    UnavailableError,
+)
+
+RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how patiently to retry a failed request.
+
+    ``attempts`` counts the first try; the wait before try ``n`` (1-based
+    retries) is uniform in ``[0, min(max_delay, base_delay * 2**(n-1))]``
+    ("full jitter"), and no retry starts after ``deadline`` seconds.
+    """
+
+    attempts: int = 3
+    base_delay: float = 0.25
+    max_delay: float = 2.0
+    deadline: float = 10.0
+
+    def delays(self, rng: Callable[[], float] = random.random) -> list[float]:
+        return [
+            rng() * min(self.max_delay, self.base_delay * 2 ** (n - 1))
+            for n in range(1, self.attempts)
+        ]
+
+
+@dataclass(frozen=True)
+class AuthConfig:
+    """How to authenticate to the RM web services.
+
+    ``simple``: pseudo auth, ``user.name`` is sent as a query parameter.
+    ``kerberos``: SPNEGO through the optional ``requests-gssapi`` package.
+    ``none``: send nothing (the RM then acts as its static web user).
+    """
+
+    method: str = "simple"
+    user: str = "yarn-advisor"
+    principal: str | None = None
+
+
+class Recorder(Protocol):
+    def record(self, method: str, url: str, status: int, content_type: str, body: str) -> None:
+        """Keep one request/response exchange."""
+
+
+@dataclass
+class HttpClient:
+    """A ``requests`` session with the project's timeouts, retries and auth."""
+
+    timeout: tuple[float, float] = (3.0, 10.0)
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    auth: AuthConfig = field(default_factory=AuthConfig)
+    verify: bool | str = True
+    client_cert: str | tuple[str, str] | None = None
+    session: requests.Session = field(default_factory=requests.Session)
+    recorder: Recorder | None = None
+    sleep: Callable[[float], None] = time.sleep
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
+
+    def __post_init__(self) -> None:
+        self.session.verify = self.verify
+        if self.client_cert:
+            self.session.cert = self.client_cert
+        self.session.headers["Accept"] = "application/json"
+        if self.auth.method == "kerberos":
+            self.session.auth = _spnego_auth(self.auth.principal)
+
+    def _params(self, params: Mapping[str, str] | None) -> dict[str, str]:
+        merged = dict(params or {})
+        if self.auth.method == "simple" and self.auth.user:
+            merged.setdefault("user.name", self.auth.user)
+        return merged
+
+    def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        params: Mapping[str, str] | None = None,
+        data: str | None = None,
+        json_body: Any = None,
+        headers: Mapping[str, str] | None = None,
+        idempotent: bool = True,
+        allow_redirects: bool = False,
+    ) -> requests.Response:
+        """Send one request with retries; return a 2xx or 3xx response."""
+        hdrs = dict(headers or {})
+        if method not in ("GET", "HEAD", "OPTIONS"):
+            hdrs.setdefault("X-XSRF-HEADER", "yarn-advisor")
+        delays = self.retry.delays() if idempotent else []
+        started = time.monotonic()
+        for attempt in range(len(delays) + 1):
+            try:
+                resp = self.session.request(
+                    method, url, params=self._params(params), data=data, json=json_body,
+                    headers=hdrs, timeout=self.timeout, allow_redirects=allow_redirects,
+                    # explicit: otherwise REQUESTS_CA_BUNDLE in the environment
+                    # silently replaces the configured CA bundle
+                    verify=self.verify,
+                )
+            except requests.Timeout as exc:
+                err: ConnectorError = TimeoutError_(f"{method} {url}: timed out ({exc})")
+            except requests.RequestException as exc:
+                err = UnavailableError(f"{method} {url}: {type(exc).__name__}: {exc}")
+            else:
+                self._record(method, resp)
+                if resp.status_code < 400:
+                    return resp
+                err = _status_error(resp)
+                if resp.status_code not in RETRYABLE_STATUS:
+                    raise err
+            out_of_time = time.monotonic() - started > self.retry.deadline
+            if attempt == len(delays) or out_of_time:
+                raise err
+            self.sleep(delays[attempt])
+        raise AssertionError("unreachable")
+
+    def get_json(self, url: str, params: Mapping[str, str] | None = None) -> Any:
+        """GET and decode a JSON body; a garbled or empty body is a ParseError."""
+        resp = self.request("GET", url, params=params)
+        if 300 <= resp.status_code < 400:
+            raise HTTPStatusError(resp.status_code, url, resp.headers.get("Location", ""))
+        return decode_json(resp.text, url)
+
+    def _record(self, method: str, resp: requests.Response) -> None:
+        if self.recorder is None:
+            return
+        ctype = resp.headers.get("Content-Type", "").split(";")[0]
+        with self._lock:
+            self.recorder.record(method, resp.url, resp.status_code, ctype, resp.text)
+
+
+def decode_json(text: str, url: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise ParseError(f"{url}: body is not JSON ({exc}): {text[:120]!r}") from exc
+
+
+def _status_error(resp: requests.Response) -> HTTPStatusError:
+    cls = AuthError if resp.status_code in (401, 403) else HTTPStatusError
+    return cls(resp.status_code, resp.url, resp.text)
+
+
+def _spnego_auth(principal: str | None) -> Any:
+    try:
+        from requests_gssapi import HTTPSPNEGOAuth  # type: ignore[import-not-found]
+    except ImportError as exc:  # pragma: no cover - depends on the optional extra
+        raise ConnectorError(
+            "auth.method 'kerberos' needs the optional extra: pip install 'yarn-advisor[kerberos]'"
+        ) from exc
+    return HTTPSPNEGOAuth(principal=principal, opportunistic_auth=True)

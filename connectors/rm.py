@@ -1,0 +1,145 @@
+"""ResourceManager REST connector: find the active RM, fetch its endpoints.
+
+Fetching and parsing are separate: :class:`RMClient` returns decoded JSON
+bodies; the pure ``parse_*`` functions (defined in :mod:`connectors.parse_rm`
+and re-exported here, the public names) turn them into model objects.
+
+RM HA: given several RM web addresses the client probes
+``/ws/v1/cluster/info`` (which a standby answers itself, without redirect)
+and follows the one whose ``haState`` is ACTIVE. A 307 from a standby, or a
+connection failure, makes it re-resolve once and retry; if no RM is active
+it raises :class:`~connectors.errors.StandbyError`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from connectors.errors import (
+    ConnectorError,
+    HTTPStatusError,
+    ParseError,
+    StandbyError,
+    UnavailableError,
+)
+from connectors.http import HttpClient
+from connectors.parse_rm import (
+    parse_app_attempts,
+    parse_apps,
+    parse_cluster_info,
+    parse_cluster_metrics,
+    parse_containers,
+    parse_nodes,
+    parse_scheduler,
+)
+
+__all__ = [
+    "RMClient",
+    "parse_app_attempts",
+    "parse_apps",
+    "parse_cluster_info",
+    "parse_cluster_metrics",
+    "parse_containers",
+    "parse_nodes",
+    "parse_scheduler",
+]
+
+BASE = "/ws/v1/cluster"
+LIVE_APP_STATES = "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"
+DONE_APP_STATES = "FINISHED,FAILED,KILLED"
+
+
+class RMClient:
+    """Reads (and, through the actuator, writes) one logical RM, HA-aware."""
+
+    def __init__(self, http: HttpClient, urls: Sequence[str]) -> None:
+        if not urls:
+            raise ValueError("at least one RM address is needed")
+        self.http = http
+        self.urls = [u.rstrip("/") for u in urls]
+        self._active: str | None = None
+
+    @property
+    def active_url(self) -> str:
+        """The active RM's base URL (resolving it when unknown)."""
+        if self._active is None:
+            self._active, _ = self.resolve()
+        return self._active
+
+    def resolve(self) -> tuple[str, Any]:
+        """Probe every configured RM; return (url, info body) of the active one."""
+        seen: list[str] = []
+        for url in self.urls:
+            try:
+                body = self.http.get_json(f"{url}{BASE}/info")
+                state = str(body["clusterInfo"].get("haState", "ACTIVE"))
+            except (ConnectorError, KeyError, TypeError, AttributeError) as exc:
+                seen.append(f"{url}: {exc}")
+                continue
+            if state == "ACTIVE":
+                self._active = url
+                return url, body
+            seen.append(f"{url}: {state}")
+        self._active = None
+        if all("STANDBY" in s or "INITIALIZING" in s for s in seen):
+            raise StandbyError("no active ResourceManager: " + "; ".join(seen))
+        raise UnavailableError("no ResourceManager reachable: " + "; ".join(seen))
+
+    def get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
+        """GET a path on the active RM, re-resolving once after a failover."""
+        for retry in (False, True):
+            url = self.active_url
+            try:
+                return self.http.get_json(f"{url}{path}", params)
+            except HTTPStatusError as exc:
+                if exc.status != 307 or retry:
+                    raise
+            except UnavailableError:
+                if retry or len(self.urls) == 1:
+                    raise
+            self._active = None
+        raise AssertionError("unreachable")
+
+    # --- reads (decoded bodies; parse with the parse_* functions) -----------
+    def cluster_info(self) -> Any:
+        """Info of the RM we follow; re-resolves if it is no longer active."""
+        body = self.get(f"{BASE}/info")
+        try:
+            state = body["clusterInfo"].get("haState", "ACTIVE")
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise ParseError(f"/cluster/info: unexpected body: {exc}") from exc
+        if state != "ACTIVE":
+            self._active = None
+            _, body = self.resolve()
+        return body
+
+    def cluster_metrics(self) -> Any:
+        return self.get(f"{BASE}/metrics")
+
+    def scheduler(self) -> Any:
+        return self.get(f"{BASE}/scheduler")
+
+    def nodes(self) -> Any:
+        return self.get(f"{BASE}/nodes")
+
+    def live_apps(self) -> Any:
+        return self.get(f"{BASE}/apps", {"states": LIVE_APP_STATES})
+
+    def finished_apps(self, since_ms: int) -> Any:
+        return self.get(
+            f"{BASE}/apps", {"states": DONE_APP_STATES, "finishedTimeBegin": str(since_ms)}
+        )
+
+    def app_attempts(self, app_id: str) -> Any:
+        return self.get(f"{BASE}/apps/{app_id}/appattempts")
+
+    def containers(self, app_id: str, attempt_id: str) -> Any:
+        return self.get(f"{BASE}/apps/{app_id}/appattempts/{attempt_id}/containers")
+
+    def jmx(self, query: str) -> Any:
+        return self.get("/jmx", {"qry": query})
+
+    def proxy(self, app_id: str, path: str) -> Any:
+        """GET through the RM web proxy to an application master."""
+        return self.get(f"/proxy/{app_id}{path}")

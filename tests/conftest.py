@@ -1,0 +1,59 @@
+"""Shared test fixtures: paths to the shared data, the real mini cluster.
+
+The cluster is started once per test session (``mini_cluster``), only when a
+test marked ``cluster`` asks for it; ``YARN_ADVISOR_SKIP_CLUSTER=1`` skips
+those tests (fast local runs), CI never sets it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
+
+from yarnmini import MiniCluster  # noqa: E402
+
+SHARED = Path(os.environ.get("YARN_ADVISOR_SHARED", ROOT.parent / "shared"))
+RECORDING = ROOT / "examples" / "recordings" / "mini-hetero"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite the golden files from the current output")
+
+
+@pytest.fixture(scope="session")
+def update_golden(request: pytest.FixtureRequest) -> bool:
+    return bool(request.config.getoption("--update-golden"))
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    return SHARED / "data"
+
+
+@pytest.fixture(scope="session")
+def recording_dir() -> Path:
+    return RECORDING
+
+
+@pytest.fixture(scope="session")
+def mini_cluster() -> Iterator[MiniCluster]:
+    if os.environ.get("YARN_ADVISOR_SKIP_CLUSTER") == "1":
+        pytest.skip("YARN_ADVISOR_SKIP_CLUSTER=1")
+    workdir = Path(tempfile.mkdtemp(prefix="yarn-mini-test-"))
+    cluster = MiniCluster(workdir)
+    t0 = time.monotonic()
+    cluster.start()
+    print(f"\nmini cluster up in {time.monotonic() - t0:.1f}s, {cluster.rss_mb()} MiB RSS, "
+          f"RM {cluster.rm_url}", file=sys.stderr)
+    yield cluster
+    cluster.stop()

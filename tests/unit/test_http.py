@@ -1,0 +1,166 @@
+"""The HTTP boundary: timeouts, bounded retries, error mapping, auth, CSRF."""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+
+import pytest
+import responses
+
+from connectors.errors import (
+    AuthError,
+    HTTPStatusError,
+    ParseError,
+    TimeoutError_,
+    UnavailableError,
+)
+from connectors.http import AuthConfig, HttpClient, RetryPolicy
+
+URL = "http://rm.test:8088/ws/v1/cluster/info"
+
+
+def client(**kw: object) -> tuple[HttpClient, list[float]]:
+    waits: list[float] = []
+    kw.setdefault("retry", RetryPolicy(attempts=3, base_delay=0.1, max_delay=1.0, deadline=10))
+    return HttpClient(sleep=waits.append, **kw), waits  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def silent_server() -> Iterator[int]:
+    """A real TCP server that accepts connections and never answers."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    conns: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conns.append(srv.accept()[0])
+            except TimeoutError:
+                continue
+
+    t = threading.Thread(target=accept, daemon=True)
+    t.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    t.join()
+    for c in conns:
+        c.close()
+    srv.close()
+
+
+def closed_port() -> int:
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return int(port)
+
+
+def test_refused_connection_is_unavailable_after_bounded_retries() -> None:
+    http, waits = client()
+    with pytest.raises(UnavailableError) as info:
+        http.get_json(f"http://127.0.0.1:{closed_port()}/ws/v1/cluster/info")
+    assert not isinstance(info.value, TimeoutError_)
+    assert len(waits) == 2  # 3 attempts -> 2 waits
+    assert all(0 <= w <= 1.0 for w in waits)
+
+
+def test_silent_server_times_out(silent_server: int) -> None:
+    http, waits = client(timeout=(0.5, 0.3), retry=RetryPolicy(attempts=2, base_delay=0))
+    started = time.monotonic()
+    with pytest.raises(TimeoutError_):
+        http.get_json(f"http://127.0.0.1:{silent_server}/ws/v1/cluster/info")
+    assert time.monotonic() - started < 3
+    assert len(waits) == 1
+
+
+def test_deadline_stops_retrying() -> None:
+    http, waits = client(retry=RetryPolicy(attempts=10, base_delay=0.01, deadline=0.0))
+    with pytest.raises(UnavailableError):
+        http.get_json(f"http://127.0.0.1:{closed_port()}/x")
+    assert waits == []
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    policy = RetryPolicy(attempts=6, base_delay=0.5, max_delay=2.0)
+    assert policy.delays(rng=lambda: 1.0) == [0.5, 1.0, 2.0, 2.0, 2.0]
+    assert policy.delays(rng=lambda: 0.0) == [0.0] * 5
+
+
+@responses.activate
+def test_5xx_is_retried_then_succeeds() -> None:
+    responses.get(URL, status=500, body="boom")
+    responses.get(URL, json={"clusterInfo": {"haState": "ACTIVE"}})
+    http, waits = client()
+    assert http.get_json(URL) == {"clusterInfo": {"haState": "ACTIVE"}}
+    assert len(responses.calls) == 2 and len(waits) == 1
+
+
+@responses.activate
+def test_5xx_every_time_raises_http_status_error() -> None:
+    responses.get(URL, status=503, body="unavailable")
+    http, _ = client()
+    with pytest.raises(HTTPStatusError) as info:
+        http.get_json(URL)
+    assert info.value.status == 503
+    assert len(responses.calls) == 3
+
+
+@responses.activate
+@pytest.mark.parametrize("status", [400, 404])
+def test_4xx_is_not_retried(status: int) -> None:
+    responses.get(URL, status=status, body="no")
+    http, waits = client()
+    with pytest.raises(HTTPStatusError) as info:
+        http.get_json(URL)
+    assert info.value.status == status and waits == [] and len(responses.calls) == 1
+
+
+@responses.activate
+@pytest.mark.parametrize("status", [401, 403])
+def test_auth_failures_map_to_auth_error(status: int) -> None:
+    responses.get(URL, status=status)
+    http, _ = client()
+    with pytest.raises(AuthError):
+        http.get_json(URL)
+
+
+@responses.activate
+@pytest.mark.parametrize("body", ['{"clusterInfo": {"id": 1', "<html>Sorry</html>", ""])
+def test_garbled_truncated_or_empty_body_is_parse_error(body: str) -> None:
+    responses.get(URL, body=body, content_type="application/json")
+    http, _ = client()
+    with pytest.raises(ParseError):
+        http.get_json(URL)
+
+
+@responses.activate
+def test_non_idempotent_write_is_never_retried_and_carries_csrf_header() -> None:
+    responses.put("http://rm.test:8088/ws/v1/cluster/apps/a/priority", status=500)
+    http, waits = client()
+    with pytest.raises(HTTPStatusError):
+        http.request("PUT", "http://rm.test:8088/ws/v1/cluster/apps/a/priority",
+                     json_body={"priority": 3}, idempotent=False)
+    assert len(responses.calls) == 1 and waits == []
+    assert responses.calls[0].request.headers["X-XSRF-HEADER"] == "yarn-advisor"
+
+
+@responses.activate
+def test_simple_auth_sends_user_name_and_none_sends_nothing() -> None:
+    responses.get(URL, json={})
+    HttpClient(auth=AuthConfig("simple", "svc-advisor")).get_json(URL)
+    HttpClient(auth=AuthConfig("none")).get_json(URL)
+    assert responses.calls[0].request.url.endswith("?user.name=svc-advisor")
+    assert "user.name" not in responses.calls[1].request.url
+
+
+def test_tls_verification_is_on_by_default() -> None:
+    assert HttpClient().session.verify is True
+    assert HttpClient(verify="/etc/ca.pem").session.verify == "/etc/ca.pem"
