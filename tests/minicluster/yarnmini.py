@@ -27,6 +27,7 @@ Command line (for recordings and demos)::
 from __future__ import annotations
 
 import argparse
+import atexit
 import contextlib
 import hashlib
 import json
@@ -43,7 +44,7 @@ import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 POM = HERE / "pom.xml"
@@ -137,6 +138,7 @@ class MiniCluster:
     extra_conf: dict[str, object] = field(default_factory=dict)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
+    clients: list[subprocess.Popen[str]] = field(default_factory=list)
 
     # --- addresses -------------------------------------------------------
     @property
@@ -270,13 +272,15 @@ class MiniCluster:
         self._wait_ready(timeout)
 
     def _spawn(self, name: str, cls: str, conf: Path, cp: str, heap: str) -> None:
-        log = open(self.workdir / f"{name}.log", "wb")  # noqa: SIM115 - owned by the process
         env = os.environ | {"JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(conf)}
         cmd = ["java", f"-Xmx{heap}", *JDK17_OPENS,
                f"-Dhadoop.log.dir={self.workdir}/logs/{name}", "-cp", f"{conf}:{cp}", cls]
-        self.procs.append(subprocess.Popen(
-            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
-            start_new_session=True))
+        with open(self.workdir / f"{name}.log", "wb") as log:  # the child keeps its own copy
+            self.procs.append(subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env,
+                start_new_session=True))
+        if len(self.procs) == 1:
+            atexit.register(self.stop)
 
     def _get(self, url: str) -> Any:
         req = urllib.request.Request(url, headers={"Accept": "application/json"})
@@ -351,6 +355,11 @@ class MiniCluster:
         raise TimeoutError(f"standby RM did not come up at {url}")
 
     def stop(self) -> None:
+        for c in self.clients:
+            if c.poll() is None:
+                c.kill()
+            c.wait()
+        self.clients.clear()
         for p in self.procs:
             if p.poll() is None:
                 with contextlib.suppress(ProcessLookupError):
@@ -362,6 +371,17 @@ class MiniCluster:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
         self.procs.clear()
+        self._kill_leftovers()
+
+    def _kill_leftovers(self) -> None:
+        """Containers run in sessions of their own; end any still naming our workdir."""
+        marker = str(self.workdir).encode()
+        for proc_dir in Path("/proc").glob("[0-9]*"):
+            try:
+                if marker in (proc_dir / "cmdline").read_bytes():
+                    os.kill(int(proc_dir.name), signal.SIGKILL)
+            except (OSError, ValueError):
+                continue
 
     def rss_mb(self) -> int:
         """Resident memory of the daemons (MiB), for the closing note."""
@@ -377,11 +397,12 @@ class MiniCluster:
     def _client(self, args: list[str], name: str) -> SubmittedApp:
         cp = classpath()
         log = self.workdir / f"client-{name}-{time.monotonic_ns()}.log"
-        fh: IO[str] = open(log, "w")  # noqa: SIM115 - owned by the process
         cmd = ["java", "-Xmx256m", *JDK17_OPENS, "-cp", f"{self.client_conf_dir}:{cp}", *args]
         env = os.environ | {"JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(self.client_conf_dir)}
-        proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True, env=env,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
+        with open(log, "w") as fh:  # the child keeps its own copy
+            proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True, env=env,
+                                    stdin=subprocess.DEVNULL, start_new_session=True)
+        self.clients.append(proc)
         return SubmittedApp(proc, log)
 
     def _await_app_id(self, app: SubmittedApp, timeout: float = 120) -> SubmittedApp:
@@ -393,7 +414,8 @@ class MiniCluster:
                 app.app_id = m.group(1)
                 return app
             if app.proc.poll() is not None:
-                raise RuntimeError(f"client exited before submitting: {app.log.read_text()[-2000:]}")
+                tail = app.log.read_text()[-2000:]
+                raise RuntimeError(f"client exited before submitting: {tail}")
             time.sleep(0.2)
         raise TimeoutError(f"no application id in {app.log}")
 

@@ -30,7 +30,7 @@ def https_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str
         check=True, capture_output=True)
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             body = json.dumps({"clusterInfo": {"haState": "ACTIVE"}}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
