@@ -46,9 +46,12 @@ def build_snapshot(
 ) -> Snapshot:
     """Join and order the parts; every argument is already parsed."""
     by_container = {u.container_id: u for u in usage}
+    # copy only the containers that gain a measurement (replace() is costly
+    # at 100,000 containers); the rest are shared as they are (immutable)
     live = tuple(
         sorted(
-            (replace(c, usage=by_container.get(c.id, c.usage)) for c in containers),
+            (replace(c, usage=by_container[c.id]) if c.id in by_container else c
+             for c in containers),
             key=lambda c: c.id,
         )
     )

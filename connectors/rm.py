@@ -68,23 +68,38 @@ class RMClient:
         return self._active
 
     def resolve(self) -> tuple[str, Any]:
-        """Probe every configured RM; return (url, info body) of the active one."""
+        """Probe every configured RM; return (url, info body) of the active one.
+
+        With none active, the error says why: if every RM failed the same way
+        (all standby, all timing out, all garbled) that kind is raised,
+        otherwise :class:`UnavailableError`.
+        """
         seen: list[str] = []
+        kinds: set[type[ConnectorError]] = set()
         for url in self.urls:
             try:
                 body = self.http.get_json(f"{url}{BASE}/info")
                 state = str(body["clusterInfo"].get("haState", "ACTIVE"))
-            except (ConnectorError, KeyError, TypeError, AttributeError) as exc:
+            except ConnectorError as exc:
                 seen.append(f"{url}: {exc}")
+                kinds.add(type(exc))
+                continue
+            except (KeyError, TypeError, AttributeError) as exc:
+                seen.append(f"{url}: unexpected /cluster/info body ({exc!r})")
+                kinds.add(ParseError)
                 continue
             if state == "ACTIVE":
                 self._active = url
                 return url, body
             seen.append(f"{url}: {state}")
+            kinds.add(StandbyError)
         self._active = None
-        if all("STANDBY" in s or "INITIALIZING" in s for s in seen):
+        only = kinds.pop() if len(kinds) == 1 else UnavailableError
+        if only is StandbyError:
             raise StandbyError("no active ResourceManager: " + "; ".join(seen))
-        raise UnavailableError("no ResourceManager reachable: " + "; ".join(seen))
+        if issubclass(only, HTTPStatusError):
+            only = UnavailableError
+        raise only("no active ResourceManager reachable: " + "; ".join(seen))
 
     def get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
         """GET a path on the active RM, re-resolving once after a failover."""

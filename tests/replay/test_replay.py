@@ -6,6 +6,7 @@ import json
 import logging
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from advisor.cli import replay_advisor, replay_cycles
 from advisor.daemon import Advisor
 from advisor.metrics import CycleReport
 from advisor.server import AdvisorServer
+from advisor.wiring import build_sensor
 from config.schema import load
 from connectors.replay import Recording, open_recording, replaying
 
@@ -153,21 +155,42 @@ def test_optional_source_fault_degrades_but_keeps_the_cycle(
     assert out[4].snapshot.sources["containers"] is True
 
 
-def test_rm_down_skips_every_cycle(tmp_path: Path) -> None:
-    import socket
-
+def _closed_port() -> int:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
+    port = int(s.getsockname()[1])
     s.close()
-    from advisor.wiring import build_sensor
+    return port
 
-    cfg = load(None, {"rm": {"urls": [f"http://127.0.0.1:{port}"],
+
+def test_rm_down_skips_the_cycle(caplog: pytest.LogCaptureFixture) -> None:
+    cfg = load(None, {"rm": {"urls": [f"http://127.0.0.1:{_closed_port()}"],
                              "retry": {"attempts": 2, "base_delay_s": 0.0}}})
     advisor = Advisor(build_sensor(cfg))
-    report = advisor.run_once()
+    with caplog.at_level(logging.INFO, logger="yarn_advisor"):
+        report = advisor.run_once()
     assert report.outcome == "skipped" and report.reason.startswith("unavailable")
-    assert report.sources["rm"].ok is False
+    assert report.sources["rm"].ok is False and not report.actions
+    assert "cycle 1: skipped (unavailable" in caplog.text
+
+
+def test_silent_rm_times_out_and_skips_the_cycle() -> None:
+    """A real server that accepts and never answers (a hung RM)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(16)
+    try:
+        cfg = load(None, {"rm": {"urls": [f"http://127.0.0.1:{srv.getsockname()[1]}"],
+                                 "timeout": {"connect_s": 0.5, "read_s": 0.3},
+                                 "retry": {"attempts": 2, "base_delay_s": 0.0}}})
+        advisor = Advisor(build_sensor(cfg))
+        started = time.monotonic()
+        report = advisor.run_once()
+        assert time.monotonic() - started < 5
+        assert report.outcome == "skipped" and report.reason.startswith("timeout"), report.reason
+        assert advisor.totals.cycles["skipped"] == 1
+    finally:
+        srv.close()
 
 
 # --- metrics, endpoints and the CLI -------------------------------------------
