@@ -118,7 +118,8 @@ class Sensor:
             no_usage: list[ContainerUsage] = []
             no_containers: list[Container] = []
             no_qm: tuple[QueueMetricsBean, ...] = ()
-            containers = self._optional("containers", no_containers, lambda: self._containers(pool, running))
+            containers = self._optional("containers", no_containers,
+                                        lambda: self._containers(pool, running))
             usage = self._optional("nm_jmx", no_usage, lambda: self._usage(pool, nodes),
                                    enabled=self.params.nm_jmx.enabled)
             qm = self._optional("rm_jmx", no_qm, self._queue_metrics, enabled=self.params.rm_jmx)
