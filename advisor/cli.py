@@ -2,7 +2,8 @@
 
 Subcommands: ``run`` (the daemon; dry-run unless enforce is configured),
 ``record`` (capture real RM traffic), ``replay`` (offline cycles from a
-recording), ``classify-eval`` (the task classifier on Rumen traces).
+recording), ``explain`` (why, for one target), ``classify-eval`` (the task
+classifier on Rumen traces).
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration.
 """
 
@@ -17,10 +18,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from advisor import explain
 from advisor.daemon import Advisor, cycle_line
 from advisor.metrics import CycleReport
 from advisor.server import AdvisorServer
-from advisor.wiring import build_sensor
+from advisor.wiring import build_advisor, build_sensor
+from classifiers import cli as classifiers_cli
 from config.schema import AdvisorConfig, ConfigError, load
 from connectors.replay import CycleRecorder, Recording, RecordingError, open_recording, replaying
 
@@ -71,12 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     rep.add_argument("--json", action="store_true", help="one JSON object per cycle")
     rep.set_defaults(handler=cmd_replay)
 
-    try:
-        from classifiers.cli import register
-    except ImportError:  # pragma: no cover - the classifier ships with the package
-        pass
-    else:
-        register(sub)
+    explain.register(sub)
+    classifiers_cli.register(sub)
     return p
 
 
@@ -103,7 +102,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         recording = open_recording(args.replay)
         advisor = replay_advisor(recording, cfg)
     else:
-        advisor = Advisor(build_sensor(cfg))
+        advisor = build_advisor(cfg, build_sensor(cfg))
     server = None
     if cfg.server.enabled:
         server = AdvisorServer(advisor, cfg.server.host, cfg.server.port,
@@ -180,7 +179,7 @@ def replay_advisor(recording: Recording, cfg: AdvisorConfig) -> Advisor:
                  "user": manifest.get("auth_user", "yarn-advisor"), "principal": None},
         "retry": {"attempts": 1, "base_delay_s": 0.0, "max_delay_s": 0.0, "deadline_s": 1.0}},
         "dry_run": True})
-    return Advisor(build_sensor(cfg))
+    return build_advisor(cfg, build_sensor(cfg))
 
 
 def replay_cycles(advisor: Advisor, recording: Recording) -> Iterator[CycleReport]:
@@ -191,8 +190,8 @@ def replay_cycles(advisor: Advisor, recording: Recording) -> Iterator[CycleRepor
 
 def cmd_replay(args: argparse.Namespace) -> int:
     cfg = load(args.config)
-    if not args.json:
-        setup_logging(cfg)
+    setup_logging(cfg)
+    logging.getLogger("yarn_advisor").setLevel(logging.WARNING)  # stdout carries each cycle
     recording = open_recording(args.recording)
     advisor = replay_advisor(recording, cfg)
     for report in replay_cycles(advisor, recording):

@@ -16,8 +16,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import ParamSpec, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
+from advisor.decider import Decider
+from advisor.engine import EngineConfig
 from advisor.metrics import CycleReport, Totals
 from advisor.model import Snapshot
 from advisor.sense import SenseError, Sensor
@@ -26,17 +28,11 @@ log = logging.getLogger("yarn_advisor")
 P = ParamSpec("P")
 R = TypeVar("R")
 
-Decide = Callable[[Snapshot], list[dict[str, object]]]
-Act = Callable[[list[dict[str, object]], Snapshot], dict[tuple[str, str, str], int]]
-
-
-def decide_nothing(snapshot: Snapshot) -> list[dict[str, object]]:
-    """The decide step until policies are configured: no recommendations."""
-    return []
+Act = Callable[[list[dict[str, Any]], Snapshot], dict[tuple[str, str, str], int]]
 
 
 def act_dry_run(
-    recs: list[dict[str, object]], snapshot: Snapshot
+    recs: list[dict[str, Any]], snapshot: Snapshot
 ) -> dict[tuple[str, str, str], int]:
     """Dry-run: nothing is sent to the RM; count what would have been done."""
     counts: dict[tuple[str, str, str], int] = {}
@@ -49,7 +45,7 @@ def act_dry_run(
 @dataclass
 class Advisor:
     sensor: Sensor
-    decide: Decide = decide_nothing
+    decide: Decider = field(default_factory=lambda: Decider(EngineConfig()))
     act: Act = act_dry_run
     clock_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
     latest: CycleReport | None = None
@@ -64,6 +60,8 @@ class Advisor:
         try:
             snapshot = self._timed(report, "sense", self.sensor.sense, now_ms or self.clock_ms())
             recs = self._timed(report, "decide", self.decide, snapshot)
+            report.policy_seconds = dict(self.decide.timings())
+            report.policy_errors = self.decide.errors()
             report.actions.update(self._timed(report, "act", self.act, recs, snapshot))
             report.snapshot, report.recommendations = snapshot, recs
         except SenseError as exc:
@@ -127,6 +125,7 @@ def cycle_line(report: CycleReport) -> str:
     for rec in report.recommendations:
         by_policy[str(rec.get("policy"))] = by_policy.get(str(rec.get("policy")), 0) + 1
     recs = ", ".join(f"{p} {n}" for p, n in sorted(by_policy.items())) or "none"
+    failed = [str(e.get("policy")) for e in report.policy_errors]
     applied = sum(n for (_, _, outcome), n in report.actions.items() if outcome == "applied")
     return (
         f"cycle {report.number}: {len(s.nodes)} nodes, {len(s.apps)} apps, "
@@ -134,5 +133,6 @@ def cycle_line(report: CycleReport) -> str:
         f"{len(s.tasks)} tasks (+{len(s.finished_tasks)} finished); "
         f"recommendations: {recs}; applied {applied}"
         + (f"; sources down: {', '.join(sorted(down))}" if down else "")
+        + (f"; policies failed: {', '.join(failed)}" if failed else "")
         + f"; {took:.2f}s"
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
@@ -18,7 +19,9 @@ from advisor.model import Snapshot
 from advisor.sense import SourceStat
 
 NS = "yarn_advisor"
-SOURCES = ("rm", "containers", "nm_jmx", "rm_jmx", "mapreduce", "history")
+TOP_N = 10  # apps named in labels per cycle, at most
+SOURCES = ("rm", "containers", "nm_jmx", "rm_jmx", "scheduler_conf", "rm_conf", "mapreduce",
+           "history")
 
 
 @dataclass
@@ -32,8 +35,10 @@ class CycleReport:
     step_seconds: dict[str, float] = field(default_factory=dict)
     sources: dict[str, SourceStat] = field(default_factory=dict)
     snapshot: Snapshot | None = None
-    recommendations: list[dict[str, object]] = field(default_factory=list)
+    recommendations: list[dict[str, Any]] = field(default_factory=list)
     actions: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    policy_seconds: dict[str, float] = field(default_factory=dict)
+    policy_errors: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -43,9 +48,11 @@ class Totals:
     cycles: Counter[str] = field(default_factory=Counter)
     source_errors: Counter[str] = field(default_factory=Counter)
     actions: Counter[tuple[str, str, str]] = field(default_factory=Counter)
+    policy_errors: Counter[str] = field(default_factory=Counter)
 
     def add(self, report: CycleReport) -> None:
         self.cycles[report.outcome] += 1
+        self.policy_errors.update(str(e.get("policy")) for e in report.policy_errors)
         for name, stat in report.sources.items():
             self.source_errors[name] += stat.errors
         self.actions.update(report.actions)
@@ -73,6 +80,7 @@ class AdvisorCollector(Collector):
         for (policy, kind), n in sorted(counts.items()):
             recs.add_metric([policy, kind], n)
         yield recs
+        yield _top_priorities(report.recommendations)
 
     def _totals(self) -> Iterable[Metric]:
         cycles = CounterMetricFamily(f"{NS}_cycles", "Cycles by outcome", labels=["outcome"])
@@ -89,6 +97,11 @@ class AdvisorCollector(Collector):
         for (kind, policy, outcome), n in sorted(self.totals.actions.items()):
             actions.add_metric([kind, policy, outcome], n)
         yield actions
+        perrors = CounterMetricFamily(f"{NS}_policy_errors", "Policy failures (cycle went on)",
+                                      labels=["policy"])
+        for policy, n in sorted(self.totals.policy_errors.items()):
+            perrors.add_metric([policy], n)
+        yield perrors
 
     def _cycle(self, report: CycleReport) -> Iterable[Metric]:
         up = GaugeMetricFamily(f"{NS}_connector_up", "1 if the source was read in the latest "
@@ -106,12 +119,29 @@ class AdvisorCollector(Collector):
         for step, seconds in report.step_seconds.items():
             steps.add_metric([step], seconds)
         yield steps
+        policies = GaugeMetricFamily(f"{NS}_policy_seconds", "Time each policy took in the "
+                                     "latest cycle", labels=["policy"])
+        for policy, seconds in report.policy_seconds.items():
+            policies.add_metric([policy], seconds)
+        yield policies
         yield GaugeMetricFamily(f"{NS}_cycle_duration_seconds", "Duration of the latest cycle",
                                 value=sum(report.step_seconds.values()))
         yield GaugeMetricFamily(f"{NS}_last_cycle_timestamp_seconds",
                                 "Start of the latest cycle (unix time)", value=report.started_at)
         yield GaugeMetricFamily(f"{NS}_last_cycle_ok", "1 if the latest cycle sensed the cluster",
                                 value=1.0 if report.outcome == "ok" else 0.0)
+
+
+def _top_priorities(recs: list[dict[str, Any]], top_n: int = TOP_N) -> Metric:
+    """Recommended priorities of the top-N apps only (bounded label set)."""
+    family = GaugeMetricFamily(f"{NS}_recommended_app_priority",
+                               f"Recommended priority of the top {top_n} apps of the latest cycle",
+                               labels=["app", "policy"])
+    prio = [r for r in recs if r.get("kind") == "set_app_priority"
+            and isinstance(r.get("value"), int)]
+    for r in sorted(prio, key=lambda r: (-int(r["value"]), str(r["target"])))[:top_n]:
+        family.add_metric([str(r["target"]), str(r.get("policy"))], float(r["value"]))
+    return family
 
 
 def _snapshot(s: Snapshot) -> Iterable[Metric]:

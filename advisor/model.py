@@ -337,6 +337,16 @@ class Snapshot:
     queue_metrics: tuple[QueueMetricsBean, ...] = ()
     sources: Mapping[str, bool] = field(default_factory=dict)
     scheduler_type: str = "capacityScheduler"
+    # the CapacityScheduler's live configuration (GET /scheduler-conf; needs a
+    # mutable store and admin rights) and selected RM settings (GET /conf)
+    scheduler_conf: Mapping[str, str] = field(default_factory=dict)
+    rm_conf: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def max_app_priority(self) -> int | None:
+        """``yarn.cluster.max-application-priority`` when the RM told us."""
+        value = self.rm_conf.get("yarn.cluster.max-application-priority")
+        return int(value) if value is not None and value.lstrip("-").isdigit() else None
 
     @property
     def pending_requests(self) -> int:

@@ -123,6 +123,13 @@ class Sensor:
             usage = self._optional("nm_jmx", no_usage, lambda: self._usage(pool, nodes),
                                    enabled=self.params.nm_jmx.enabled)
             qm = self._optional("rm_jmx", no_qm, self._queue_metrics, enabled=self.params.rm_jmx)
+            no_conf: dict[str, str] = {}
+            sched_conf = self._optional(
+                "scheduler_conf", no_conf,
+                lambda: rmp.parse_scheduler_conf(rm.scheduler_conf()),
+                enabled=self.params.scheduler_conf and sched_type == "capacityScheduler")
+            rm_conf = self._optional("rm_conf", no_conf, self._rm_conf,
+                                     enabled=bool(self.params.rm_conf_keys))
             jobs, tasks, done = self._optional(
                 "mapreduce", no_mr, lambda: self._mapreduce(pool, running, now_ms),
                 enabled=self.params.mapreduce.enabled)
@@ -137,7 +144,7 @@ class Sensor:
             taken_at=now_ms, rm_url=rm.active_url, cluster=info, metrics=metrics,
             scheduler_type=sched_type, queues=queues, nodes=nodes, apps=apps,
             containers=containers, usage=usage, jobs=jobs, tasks=tasks,
-            finished_tasks=done, queue_metrics=qm,
+            finished_tasks=done, queue_metrics=qm, scheduler_conf=sched_conf, rm_conf=rm_conf,
             sources={"rm": True, **{k: s.ok for k, s in self.stats.items() if k in OPTIONAL}},
         )
         self.memory.task_nodes = {t.id: t.node_id for t in snapshot.tasks if t.node_id}
@@ -231,6 +238,11 @@ class Sensor:
 
         return [u for us in self._each(pool, "nm_jmx", of_node, live) for u in us]
 
+    def _rm_conf(self) -> dict[str, str]:
+        found = (rmp.parse_conf_property(self.connectors.rm.conf(k))
+                 for k in self.params.rm_conf_keys)
+        return dict(kv for kv in found if kv is not None)
+
     def _queue_metrics(self) -> tuple[QueueMetricsBean, ...]:
         return jmxp.queue_metrics(jmxp.parse_beans(self.connectors.jmx.rm_queue_beans()))
 
@@ -287,4 +299,5 @@ class Sensor:
         return [t for t in tasks if t.state in DONE and memory.first_time_finished(t.id)]
 
 
-OPTIONAL = ("containers", "nm_jmx", "rm_jmx", "mapreduce", "history")
+OPTIONAL = ("containers", "nm_jmx", "rm_jmx", "scheduler_conf", "rm_conf", "mapreduce",
+            "history")

@@ -43,6 +43,8 @@ def build_snapshot(
     finished_tasks: Iterable[Task] = (),
     queue_metrics: Iterable[QueueMetricsBean] = (),
     sources: Mapping[str, bool] | None = None,
+    scheduler_conf: Mapping[str, str] | None = None,
+    rm_conf: Mapping[str, str] | None = None,
 ) -> Snapshot:
     """Join and order the parts; every argument is already parsed."""
     by_container = {u.container_id: u for u in usage}
@@ -71,6 +73,8 @@ def build_snapshot(
         queue_metrics=tuple(sorted(queue_metrics, key=lambda q: q.queue_path)),
         sources=dict(sources or {}),
         scheduler_type=scheduler_type,
+        scheduler_conf=dict(scheduler_conf or {}),
+        rm_conf=dict(rm_conf or {}),
     )
 
 

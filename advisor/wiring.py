@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from advisor.daemon import Advisor
+from advisor.decider import Decider
+from advisor.engine import config_from_dict
 from advisor.sense import Connectors, Sensor
 from config.schema import AdvisorConfig
 from connectors.http import AuthConfig, HttpClient, Recorder, RetryPolicy
@@ -36,3 +39,8 @@ def build_sensor(cfg: AdvisorConfig, recorder: Recorder | None = None) -> Sensor
         mapreduce=MapReduceClient(http, rm, cfg.rm.history_url),
     )
     return Sensor(connectors, cfg.sense)
+
+
+def build_advisor(cfg: AdvisorConfig, sensor: Sensor) -> Advisor:
+    """The daemon for ``cfg``, sensing with ``sensor`` (live or replayed)."""
+    return Advisor(sensor, decide=Decider(config_from_dict(cfg.policies)))

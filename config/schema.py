@@ -14,6 +14,7 @@ import dataclasses
 import types
 import typing
 from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -131,6 +132,9 @@ class Sense:
     app_details_limit: int = 500
     fetch_workers: int = 8
     rm_jmx: bool = True
+    scheduler_conf: bool = True
+    rm_conf_keys: list[str] = field(
+        default_factory=lambda: ["yarn.cluster.max-application-priority"])
     mapreduce: MapReduceSense = field(default_factory=MapReduceSense)
     nm_jmx: NmJmxSense = field(default_factory=NmJmxSense)
 
@@ -161,6 +165,60 @@ class Logging:
 
 
 @dataclass(frozen=True)
+class Scope:
+    """fnmatch patterns: an empty ``allow`` admits everything; ``deny`` always wins."""
+
+    allow: list[str] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+
+    def validate(self) -> list[str]:
+        return []
+
+    def admits(self, *names: str) -> bool:
+        """True if one of ``names`` is allowed and none is denied."""
+        def hit(patterns: list[str]) -> bool:
+            return any(fnmatchcase(n, p) for n in names if n for p in patterns)
+
+        return (not self.allow or hit(self.allow)) and not hit(self.deny)
+
+
+@dataclass(frozen=True)
+class ActuatorSettings:
+    """The one writer's guardrails (enforce itself: top-level and per-policy ``dry_run``)."""
+
+    journal_path: str | None = None
+    kill_switch: bool = False
+    kill_switch_file: str | None = None
+    allow_kill_like: bool = False
+    queues: Scope = field(default_factory=Scope)
+    apps: Scope = field(default_factory=Scope)
+    nodes: Scope = field(default_factory=Scope)
+    max_actions_per_cycle: int = 10
+    max_actions_per_target: int = 3
+    target_window_s: float = 3600.0
+    cooldown_s: float = 300.0
+    min_change_fraction: float = 0.1
+    min_priority_delta: int = 1
+    max_snapshot_age_s: float = 120.0
+    overcommit_timeout_ms: int = -1
+    rollback_hold_s: float = 3600.0
+
+    def validate(self) -> list[str]:
+        return (_check(self.max_actions_per_cycle >= 0, "max_actions_per_cycle: must be >= 0")
+                + _check(self.max_actions_per_target >= 1,
+                         "max_actions_per_target: must be >= 1")
+                + _check(self.target_window_s > 0, "target_window_s: must be > 0")
+                + _check(self.cooldown_s >= 0, "cooldown_s: must be >= 0")
+                + _check(0 <= self.min_change_fraction < 1,
+                         "min_change_fraction: must be in [0, 1)")
+                + _check(self.min_priority_delta >= 0, "min_priority_delta: must be >= 0")
+                + _check(self.max_snapshot_age_s > 0, "max_snapshot_age_s: must be > 0")
+                + _check(self.overcommit_timeout_ms >= -1,
+                         "overcommit_timeout_ms: must be >= -1 (-1: never preempt)")
+                + _check(self.rollback_hold_s >= 0, "rollback_hold_s: must be >= 0"))
+
+
+@dataclass(frozen=True)
 class AdvisorConfig:
     """The whole configuration (see ``config/defaults.yaml`` for each key)."""
 
@@ -170,6 +228,7 @@ class AdvisorConfig:
     sense: Sense = field(default_factory=Sense)
     server: Server = field(default_factory=Server)
     logging: Logging = field(default_factory=Logging)
+    actuator: ActuatorSettings = field(default_factory=ActuatorSettings)
     policies: dict[str, Any] = field(default_factory=dict)
 
     def validate(self) -> list[str]:
@@ -192,10 +251,24 @@ def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None
 def from_dict(data: Any) -> AdvisorConfig:
     errors: list[str] = []
     cfg = _build(AdvisorConfig, data, "", errors)
+    errors += _policy_errors(cfg.policies)
     if errors:
         raise ConfigError(errors)
     assert isinstance(cfg, AdvisorConfig)
     return cfg
+
+
+def _policy_errors(policies: dict[str, Any]) -> list[str]:
+    """Problems in the ``policies`` section, found by the policy registry
+    (each policy owns the validation of its parameters)."""
+    from advisor.engine import config_from_dict
+    from advisor.policies import ConfigError as PolicyConfigError
+
+    try:
+        config_from_dict(policies)
+    except PolicyConfigError as exc:
+        return list(exc.problems)
+    return []
 
 
 def _read_yaml(path: Path, errors: list[str]) -> dict[str, Any]:

@@ -592,3 +592,35 @@ def _allocated_resources(value: object) -> Resources:
         elif key == "vcores":
             cpu = as_int(entry.get("value"))
     return resources(mem, cpu)
+
+
+# --------------------------------------------------------------------------- configuration
+
+
+def parse_scheduler_conf(body: object) -> dict[str, str]:
+    """``GET /scheduler-conf``: ``{"property": [{"name", "value"}, ...]}`` -> {name: value}."""
+    if not isinstance(body, dict) or "property" not in body:
+        raise ParseError(f"/scheduler-conf: expected {{'property': [...]}}, got {_shape(body)}")
+    out: dict[str, str] = {}
+    for item in as_list(body.get("property"), "property", "/scheduler-conf"):
+        name = item.get("name")
+        if isinstance(name, str):
+            out[name] = as_str(item.get("value"))
+    return out
+
+
+def parse_conf_property(body: object) -> tuple[str, str] | None:
+    """``GET /conf?name=K`` as JSON: ``{"property": {"key", "value", ...}}`` -> (key, value);
+    None when the RM does not know the key."""
+    prop = body.get("property") if isinstance(body, dict) else None
+    if isinstance(prop, list):
+        prop = prop[0] if prop else None
+    if prop is None:
+        return None
+    if not isinstance(prop, dict) or not isinstance(prop.get("key"), str):
+        raise ParseError(f"/conf: unexpected property {prop!r:.100}")
+    return prop["key"], as_str(prop.get("value"))
+
+
+def _shape(body: object) -> str:
+    return f"keys {sorted(body)[:5]}" if isinstance(body, dict) else type(body).__name__

@@ -29,9 +29,11 @@ from connectors.parse_rm import (
     parse_apps,
     parse_cluster_info,
     parse_cluster_metrics,
+    parse_conf_property,
     parse_containers,
     parse_nodes,
     parse_scheduler,
+    parse_scheduler_conf,
 )
 
 __all__ = [
@@ -40,9 +42,11 @@ __all__ = [
     "parse_apps",
     "parse_cluster_info",
     "parse_cluster_metrics",
+    "parse_conf_property",
     "parse_containers",
     "parse_nodes",
     "parse_scheduler",
+    "parse_scheduler_conf",
 ]
 
 BASE = "/ws/v1/cluster"
@@ -151,6 +155,14 @@ class RMClient:
 
     def containers(self, app_id: str, attempt_id: str) -> Any:
         return self.get(f"{BASE}/apps/{app_id}/appattempts/{attempt_id}/containers")
+
+    def scheduler_conf(self) -> Any:
+        """The CapacityScheduler's live configuration (mutable store, admin only)."""
+        return self.get(f"{BASE}/scheduler-conf")
+
+    def conf(self, name: str) -> Any:
+        """One RM configuration property from ``/conf`` (JSON)."""
+        return self.get("/conf", {"name": name})
 
     def jmx(self, query: str) -> Any:
         return self.get("/jmx", {"qry": query})

@@ -36,8 +36,8 @@ def test_all_errors_reported_at_once_with_key_paths() -> None:
             "bogus": True,
         })
     errors = info.value.errors
-    assert "bogus: unknown key (known: dry_run, logging, policies, rm, sense, server, " \
-           "state_dir)" in errors
+    bogus = next(e for e in errors if e.startswith("bogus: unknown key (known: "))
+    assert "dry_run, " in bogus and " rm, " in bogus
     expected = [
         "rm.urls[0]: must start with http:// or https://",
         "rm.timeout.typo: unknown key",

@@ -1,0 +1,128 @@
+"""Benchmark of the short/long task classifier (run: python bench/bench_classifier.py).
+
+1. predictions per second, batched (target >= 100,000/s): 100,000 feature tuples
+   drawn from ~2,000 task groups (the realistic case: a cycle's pending tasks
+   share few property tuples) and 100,000 all-distinct tuples (worst case);
+2. one daemon cycle classifying 100,000 pending MapReduce tasks of 500 jobs from
+   a Snapshot (target <= 1 s): live-model adapter, features, naive Bayes;
+   caches cleared before every run, so each run is a cold cycle.
+Prints the median (and min/max) of several runs.
+"""
+
+from __future__ import annotations
+
+import random
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from advisor.model import (
+    App,
+    ClusterInfo,
+    ClusterMetrics,
+    MRJob,
+    ResourceRequest,
+    Resources,
+    Snapshot,
+    Task,
+)
+from classifiers.features import TaskProps, app_name, features
+from classifiers.live import LiveTaskClassifier
+from classifiers.naive_bayes import NaiveBayesTaskClassifier
+
+RUNS = 7
+N = 100_000
+rng = random.Random(42)
+STAGES, PROGRESS, DEMAND = ("MAP", "REDUCE"), ("0", "<50", "<100", "100"), ("1024", "2048", "4096")
+
+
+def props(app: int) -> TaskProps:
+    return TaskProps(
+        "MAPREDUCE", f"app-{chr(97 + app % 26)}{app}", rng.choice(STAGES), rng.choice(PROGRESS),
+        rng.choice(DEMAND),
+    )  # fmt: skip
+
+
+def trained_model(apps: int = 500, tasks: int = 200_000) -> NaiveBayesTaskClassifier:
+    model = NaiveBayesTaskClassifier()
+    for i in range(tasks):
+        p = props(rng.randrange(apps))
+        is_long = rng.random() < (0.6 if p.stage == "REDUCE" else 0.05)
+        model.learn_finished(f"t{i}", features(p), 90_000 if is_long else 5_000)
+    return model
+
+
+def timed(fn: Callable[[], object]) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of each run (CPU time is robust to a loaded machine)."""
+    wall, cpu = [], []
+    for _ in range(RUNS):
+        features.cache_clear()
+        app_name.cache_clear()
+        t, c = time.perf_counter(), time.process_time()
+        fn()
+        wall.append(time.perf_counter() - t)
+        cpu.append(time.process_time() - c)
+    return wall, cpu
+
+
+def report(label: str, runs: tuple[list[float], list[float]], per: int) -> None:
+    wall, cpu = (statistics.median(r) for r in runs)
+    print(f"{label:<50} median wall {wall * 1000:7.1f} ms ({per / wall:>9,.0f}/s)"
+          f"  cpu {cpu * 1000:7.1f} ms ({per / cpu:>9,.0f}/s)")  # fmt: skip
+
+
+def pending_snapshot(jobs: int = 500) -> Snapshot:
+    apps, mrjobs, tasks = [], [], []
+    for j in range(jobs):
+        app_id, job_id = f"application_1_{j:04d}", f"job_1_{j:04d}"
+        rr = (ResourceRequest(20, "*", Resources(2048, 1), N // jobs, True, ""),)
+        apps.append(App(app_id, f"etl-{chr(97 + j % 26)}{j % 50} 2024-05-01", "u", "q",
+                        "MAPREDUCE", (), "RUNNING", "UNDEFINED", 0, 0.3, 1, 0, 1, Resources(),
+                        Resources(), 1, "", "", rr))  # fmt: skip
+        mrjobs.append(MRJob(job_id, app_id, "etl", "u", "q", "RUNNING", 1, 0,
+                            maps_total=N // jobs, maps_completed=rng.randrange(N // jobs),
+                            reduces_total=1, reduces_completed=0))  # fmt: skip
+        for t in range(N // jobs):
+            tasks.append(Task(f"task_1_{j:04d}_m_{t:06d}", job_id, app_id, "MAP", "SCHEDULED",
+                              0.0, 0, 0, 0))  # fmt: skip
+    info = ClusterInfo(1, "STARTED", "ACTIVE", "3.4.1", "3.4.1", 1)
+    metrics = ClusterMetrics(*([0] * 6), Resources(), Resources(), Resources(), Resources(),
+                             *([0] * 8))  # fmt: skip
+    return Snapshot(2, "http://rm:8088", info, metrics, (), (), tuple(apps), (),
+                    jobs=tuple(mrjobs), tasks=tuple(tasks))  # fmt: skip
+
+
+def main() -> None:
+    t = time.perf_counter()
+    model = trained_model()
+    print(f"model: {len(model.counts):,} features learned from 200,000 tasks "
+          f"in {time.perf_counter() - t:.2f} s; {RUNS} runs each\n")  # fmt: skip
+    kinds = list({props(rng.randrange(1000)) for _ in range(2_000)})
+    grouped_props = [rng.choice(kinds) for _ in range(N)]
+    grouped = [features(p) for p in grouped_props]
+    print(f"grouped batch: {len(set(grouped)):,} distinct tuples in {N:,}")
+    distinct = [features(TaskProps("MAPREDUCE", f"u{i}", "MAP", "0", "1024")) for i in range(N)]
+    for i in range(0, N, 2):  # half of them of known applications
+        distinct[i] = distinct[i][:1] + grouped[i][1:]
+    report("predict_many, 100k tasks in task groups", timed(lambda: model.predict_many(grouped)), N)
+    report("predict_many, 100k distinct tuples", timed(lambda: model.predict_many(distinct)), N)
+    report("predict one by one, 100k distinct tuples",
+           timed(lambda: [model.predict(f) for f in distinct]), N)  # fmt: skip
+    report("features() + predict_many, 100k TaskProps",
+           timed(lambda: model.predict_many(features(p) for p in grouped_props)), N)  # fmt: skip
+
+    snap = pending_snapshot()
+    live = LiveTaskClassifier(model)
+    print()
+    report("cycle: classify 100k pending tasks from a Snapshot",
+           timed(lambda: live.classify_tasks(snap, live.pending_tasks(snap))), N)  # fmt: skip
+    report("cycle: classify_pending_groups (500 requests)",
+           timed(lambda: live.classify_pending_groups(snap)), 500)  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

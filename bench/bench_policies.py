@@ -1,0 +1,287 @@
+"""Policy benchmark: one ``engine.decide`` step (HaSTE + Matchmaking) on a large Snapshot.
+
+The Snapshot is synthetic and built directly from the model dataclasses:
+10,000 nodes (200 racks, 128 GiB / 48 vcores each, 100 of them idle so ITA
+runs), 5,000 apps in 10 leaf queues (4,000 running MapReduce jobs with map,
+reduce, rack and node-local rows and an MRJob each, 500 running Spark apps
+tagged ``iteration:K/N``, 500 accepted apps waiting for their AM) and
+100,000 containers (22 or 23 per running app, the first one the AM, on the
+non-idle nodes). Seeded, so every run sees the same cluster.
+
+Run ``python bench/bench_policies.py [--runs N]`` to print the build time, the
+median (and min/max) of N decide steps, the per-policy medians and how many
+recommendations of each kind came out. Target: <= 0.5 s per decide step.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from advisor.engine import EngineConfig, decide
+from advisor.model import (
+    App,
+    ClusterInfo,
+    ClusterMetrics,
+    Container,
+    MRJob,
+    Node,
+    Queue,
+    QueueMetricsBean,
+    ResourceRequest,
+    Resources,
+    Snapshot,
+)
+
+N_NODES, N_RACKS, N_IDLE = 10_000, 200, 100
+N_APPS, N_SPARK, N_ACCEPTED = 5_000, 500, 500
+N_CONTAINERS = 100_000  # over the 4,500 running apps: 22 or 23 each
+N_QUEUES = 10
+TS = 1_700_000_000_000
+NODE_TOTAL = Resources(131072, 48)
+MAP_SIZES = [(1024, 1), (2048, 1), (3072, 1), (4096, 2), (2048, 2)]
+REDUCE_SIZES = [(2048, 1), (4096, 2), (8192, 4), (4096, 1)]
+SPARK_SIZES = [(4096, 2), (8192, 4), (6144, 2)]
+AM = Resources(1536, 1)
+
+
+def _rr(prio: int, name: str, size: tuple[int, int], n: int) -> ResourceRequest:
+    return ResourceRequest(prio, name, Resources(*size), n, True, "")
+
+
+def build(seed: int = 7) -> Snapshot:
+    """The synthetic Snapshot described in the module docstring."""
+    rng = np.random.default_rng(seed)
+    hosts = [f"host{i:05d}" for i in range(N_NODES)]
+    apps: list[App] = []
+    jobs: list[MRJob] = []
+    containers: list[Container] = []
+    busy = rng.permutation(N_NODES)[N_IDLE:]
+    used = np.zeros((N_NODES, 2), dtype=np.int64)
+    count = np.zeros(N_NODES, dtype=np.int64)
+    cid = 0
+    n_running, n_seen = N_APPS - N_ACCEPTED, 0
+    for i in range(N_APPS):
+        aid = f"application_{TS}_{i:05d}"
+        kind = "spark" if i < N_SPARK else "accepted" if i < N_SPARK + N_ACCEPTED else "mr"
+        queue = f"q{i % N_QUEUES}"
+        rows: list[ResourceRequest] = []
+        tags: tuple[str, ...] = ()
+        alloc = [0, 0]
+        per_app = 0
+        if kind == "accepted":
+            rows.append(_rr(0, "*", (AM.memory_mb, AM.vcores), 1))
+        else:
+            sizes = SPARK_SIZES if kind == "spark" else MAP_SIZES
+            m = sizes[int(rng.integers(len(sizes)))]
+            r = REDUCE_SIZES[int(rng.integers(len(REDUCE_SIZES)))]
+            n_maps = int(rng.integers(0, 60))
+            if n_maps:
+                rows.append(_rr(20 if kind == "mr" else 1, "*", m, n_maps))
+                rows.append(_rr(20, f"/rack{int(rng.integers(N_RACKS)):03d}", m, n_maps))
+                for h in rng.choice(N_NODES, 3, replace=False):
+                    rows.append(_rr(20, hosts[int(h)], m, 1))
+            if kind == "mr" and rng.random() < 0.4:
+                rows.append(_rr(10, "*", r, int(rng.integers(1, 6))))
+            if kind == "spark":
+                total = int(rng.integers(2, 11))
+                tags = (f"iteration:{int(rng.integers(1, total + 1))}/{total}",)
+            per_app = N_CONTAINERS // n_running + (n_seen < N_CONTAINERS % n_running)
+            n_seen += 1
+            for k in range(per_app):
+                nd = int(busy[cid % len(busy)])
+                size = (AM.memory_mb, AM.vcores) if k == 0 else (m if k < 15 else r)
+                containers.append(
+                    Container(
+                        f"container_{TS}_{i:05d}_01_{k + 1:06d}",
+                        aid,
+                        f"{hosts[nd]}:45454",
+                        Resources(*size),
+                        0 if k == 0 else (20 if k < 15 else 10),
+                        TS - 1000,
+                        "RUNNING",
+                        is_am=k == 0,
+                    )
+                )
+                used[nd] += size
+                count[nd] += 1
+                alloc[0] += size[0]
+                alloc[1] += size[1]
+                cid += 1
+            if kind == "mr":
+                maps_total = n_maps + 14 + int(rng.integers(0, 40))
+                jobs.append(
+                    MRJob(
+                        f"job_{TS}_{i:05d}",
+                        aid,
+                        aid,
+                        "u",
+                        queue,
+                        "RUNNING",
+                        TS - 60_000,
+                        0,
+                        maps_total,
+                        maps_total - n_maps - 14,
+                        5,
+                        int(rng.integers(0, 2)),
+                        maps_running=14,
+                        reduces_running=5,
+                    )
+                )
+        apps.append(
+            App(
+                id=aid,
+                name=f"job-{i}",
+                user="u",
+                queue=queue,
+                type="SPARK" if kind == "spark" else "MAPREDUCE",
+                tags=tags,
+                state="ACCEPTED" if kind == "accepted" else "RUNNING",
+                final_status="UNDEFINED",
+                priority=int(rng.integers(0, 3)),
+                progress=float(rng.uniform(0, 100)),
+                started_time=TS - 60_000,
+                finished_time=0,
+                elapsed_time=60_000,
+                allocated=Resources(*alloc),
+                reserved=Resources(),
+                running_containers=0 if kind == "accepted" else per_app,
+                am_host_http_address="",
+                tracking_url="",
+                resource_requests=tuple(rows),
+                am_resource=AM,
+            )
+        )
+    nodes = tuple(
+        Node(
+            id=f"{hosts[i]}:45454",
+            host=hosts[i],
+            rack=f"/rack{i % N_RACKS:03d}",
+            state="RUNNING",
+            http_address=f"{hosts[i]}:8042",
+            labels=(),
+            total=NODE_TOTAL,
+            used=Resources(int(used[i, 0]), int(used[i, 1])),
+            available=NODE_TOTAL - Resources(int(used[i, 0]), int(used[i, 1])),
+            num_containers=int(count[i]),
+            utilization=None,
+        )
+        for i in range(N_NODES)
+    )
+    z = Resources()
+    queues = tuple(
+        Queue(
+            f"root.q{k}",
+            f"q{k}",
+            "root",
+            True,
+            10.0,
+            100.0,
+            50.0,
+            10.0,
+            100.0,
+            5.0,
+            z,
+            N_APPS // N_QUEUES,
+            0,
+            0,
+            0,
+            0,
+            "RUNNING",
+            (),
+            (),
+            ordering_policy="fifo",
+        )
+        for k in range(N_QUEUES)
+    )
+    beans = tuple(
+        QueueMetricsBean(p, 0, 0, z, 0, z, 0, z, z, 0, nl, rl, off)
+        for p, nl, rl, off in [("root", 400_000, 150_000, 450_000)]
+        + [(f"root.q{k}", 40_000, 15_000, 45_000) for k in range(N_QUEUES)]
+    )
+    cluster_total = NODE_TOTAL.scale(N_NODES)
+    metrics = ClusterMetrics(
+        N_APPS,
+        0,
+        N_ACCEPTED,
+        N_APPS - N_ACCEPTED,
+        0,
+        0,
+        cluster_total,
+        z,
+        cluster_total,
+        z,
+        len(containers),
+        0,
+        0,
+        N_NODES,
+        N_NODES,
+        0,
+        0,
+        0,
+    )
+    info = ClusterInfo(1, "STARTED", "ACTIVE", "3.4.1", "3.4.1", TS - 3_600_000)
+    return Snapshot(
+        TS,
+        "http://rm:8088",
+        info,
+        metrics,
+        nodes,
+        queues,
+        tuple(apps),
+        tuple(containers),
+        jobs=tuple(jobs),
+        queue_metrics=beans,
+    )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=7)
+    args = ap.parse_args()
+    t0 = time.perf_counter()
+    snap = build()
+    print(
+        f"snapshot: {len(snap.nodes)} nodes, {len(snap.apps)} apps, "
+        f"{len(snap.containers)} containers, {snap.pending_requests} pending containers "
+        f"(built in {time.perf_counter() - t0:.2f} s)"
+    )
+    cfg = EngineConfig()
+    states: dict[str, object] = {}
+    totals: list[float] = []
+    cpu: list[float] = []
+    per: dict[str, list[float]] = {}
+    result = None
+    for _ in range(args.runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = decide(snap, states, cfg)
+        totals.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        states = dict(result.next_states)
+        for name, dt in result.per_policy_timing.items():
+            per.setdefault(name, []).append(dt)
+    assert result is not None
+    print(
+        f"decide: median {statistics.median(totals):.3f} s "
+        f"(min {min(totals):.3f}, max {max(totals):.3f}, {args.runs} runs; target <= 0.5 s); "
+        f"CPU median {statistics.median(cpu):.3f} s; load average {os.getloadavg()[0]:.1f}"
+    )
+    for name, xs in per.items():
+        print(f"  {name:<12} median {statistics.median(xs):.3f} s")
+    kinds = Counter(f"{r.policy}/{r.kind.value}" for r in result.recommendations)
+    print("recommendations: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
+    if result.errors:
+        print("errors:", [e.to_dict() for e in result.errors])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,114 @@
+"""``yarn-advisor classify-eval``: the task classifier on Rumen traces.
+
+``classifiers.cli.register(subparsers)`` adds the subcommand to the main CLI.
+Exit status: 0, or 1 when a trace could not be read whole (truncated, not a
+Rumen job stream); the figures of what was read are printed in both cases.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from classifiers.evaluate import CLASSES, EvalResult, evaluate_traces
+
+TARGET_LONG_CALLED_SHORT = 0.02
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
+    """Add ``classify-eval`` to the main parser's subcommands."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "classify-eval",
+        help="prequential evaluation of the short/long task classifier on Rumen traces",
+        description=(
+            "Replay Rumen traces in time order: each task is predicted at its start "
+            "from what was known before, and learned when it finishes (or, if long, "
+            "once it runs past the threshold)."
+        ),
+    )
+    p.add_argument(
+        "--rumen",
+        action="append",
+        required=True,
+        metavar="TRACE",
+        help="Rumen job trace (.json or .json.gz); repeat to learn across traces in order",
+    )
+    p.add_argument(
+        "--threshold",
+        type=float,
+        default=60.0,
+        metavar="SECONDS",
+        help="a task shorter than this is short (default 60)",
+    )
+    p.add_argument(
+        "--min-confidence",
+        type=float,
+        default=None,
+        metavar="P",
+        help="P(short) needed to call a task short (default: the model's, 0.9)",
+    )
+    p.add_argument(
+        "--cycle",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="classify only at cycle boundaries, as the daemon does "
+        "(default 0: at each task's start)",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_classify_eval)
+    return p
+
+
+def cmd_classify_eval(args: argparse.Namespace) -> int:
+    if args.threshold <= 0:
+        print("classify-eval: --threshold must be > 0", file=sys.stderr)
+        return 2
+    if args.min_confidence is not None and not 0.0 <= args.min_confidence <= 1.0:
+        print("classify-eval: --min-confidence must be within [0, 1]", file=sys.stderr)
+        return 2
+    result = evaluate_traces(
+        args.rumen,
+        threshold_s=args.threshold,
+        min_confidence=args.min_confidence,
+        cycle_ms=max(1, round(args.cycle * 1000)),
+    )
+    if args.json:
+        print(json.dumps(result.to_json()))
+    else:
+        print(render(result))
+    for problem in result.problems:
+        print(f"classify-eval: {problem}", file=sys.stderr)
+    return 1 if result.problems else 0
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def render(result: EvalResult) -> str:
+    """The human report: confusion matrix, per-class n and recall."""
+    lines = [
+        f"trace(s): {', '.join(result.traces)}",
+        f"threshold {result.threshold_s:g} s, min confidence {result.min_confidence:g}, "
+        f"cycle {result.cycle_ms / 1000:g} s",
+        "",
+        f"{'actual / predicted':<20}{'short':>10}{'long':>10}{'n':>10}{'recall':>10}",
+    ]
+    for cls in CLASSES:
+        row = result.confusion[cls]
+        lines.append(
+            f"{cls:<20}{row['short']:>10}{row['long']:>10}{result.n(cls):>10}"
+            f"{_pct(result.recall(cls)):>10}"
+        )
+    lcs = result.long_called_short
+    verdict = "" if lcs is None else (" (ok)" if lcs <= TARGET_LONG_CALLED_SHORT else " (> 2%)")
+    lines += ["", f"long tasks called short: {_pct(lcs)}{verdict}"]
+    if result.short_called_long_by:
+        why = ", ".join(f"{k} {v}" for k, v in sorted(result.short_called_long_by.items()))
+        lines.append(f"short tasks called long, by rule: {why}")
+    if result.skipped:
+        lines.append(f"tasks skipped (no start/finish time): {result.skipped}")
+    return "\n".join(lines)

@@ -1,0 +1,187 @@
+"""Prequential (test-then-train) evaluation of the classifier on Rumen traces.
+
+The trace is replayed as the daemon would live it, in cycles of ``cycle_ms``.
+At each cycle boundary the model observes the tasks running at that instant
+(censored learning, overdue ages); then every task starting before the next
+boundary is predicted from that state; only then are the finishes of the
+cycle learned. So no task's own outcome, nor anything that happened after the
+last cycle before its start, reaches its prediction (a test checks this).
+Features use only what is known then: the job's name, the stage, the share of
+the job's maps finished by the cycle, the memory asked. SETUP/CLEANUP tasks
+are left out: on YARN they run inside the MapReduce AM, not in containers the
+advisor could place. The default 1 ms cycle is the paper's setting (classify
+at each task's start); ``--cycle 30`` mimics the daemon's 30 s cycle.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from classifiers.features import TaskProps, app_name, demand_bucket, features, progress_bucket
+from classifiers.naive_bayes import NaiveBayesTaskClassifier, RunningTask
+from classifiers.rumen import RumenJob, RumenTrace
+
+CLASSES = ("short", "long")
+DEFAULT_CYCLE_MS = 1  # classify at each task's start, as in the paper
+_START, _FINISH = 0, 1
+
+
+@dataclass
+class EvalResult:
+    """Confusion matrix ``confusion[actual][predicted]`` and derived figures."""
+
+    traces: list[str]
+    threshold_s: float
+    min_confidence: float
+    cycle_ms: int = DEFAULT_CYCLE_MS
+    confusion: dict[str, dict[str, int]] = field(
+        default_factory=lambda: {a: {p: 0 for p in CLASSES} for a in CLASSES}
+    )
+    short_called_long_by: dict[str, int] = field(default_factory=dict)  # rule -> tasks
+    skipped: int = 0  # tasks without usable start/finish times
+    problems: list[str] = field(default_factory=list)
+
+    def n(self, actual: str) -> int:
+        return sum(self.confusion[actual].values())
+
+    def recall(self, actual: str) -> float | None:
+        n = self.n(actual)
+        return self.confusion[actual][actual] / n if n else None
+
+    @property
+    def long_called_short(self) -> float | None:
+        n = self.n("long")
+        return self.confusion["long"]["short"] / n if n else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``classify-eval --json`` object (DESIGN.md, Interfaces)."""
+        out: dict[str, Any] = {
+            "trace": self.traces[0] if len(self.traces) == 1 else self.traces,
+            "threshold_s": self.threshold_s,
+            "min_confidence": self.min_confidence,
+            "cycle_s": self.cycle_ms / 1000,
+        }
+        for cls in CLASSES:
+            out[cls] = {"n": self.n(cls), "recall": _round(self.recall(cls))}
+        out["confusion"] = self.confusion
+        out["long_called_short"] = _round(self.long_called_short)
+        out["short_called_long_by"] = self.short_called_long_by
+        out["skipped_tasks"] = self.skipped
+        out["problems"] = self.problems
+        return out
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 4)
+
+
+@dataclass(slots=True)
+class _Task:
+    job: int
+    task_id: str
+    stage: str
+    start: int
+    finish: int
+    feats: tuple[str, ...] = ()
+    predicted_short: bool = False
+    reason: str = ""
+
+
+def _events(jobs: Sequence[RumenJob]) -> tuple[list[_Task], list[tuple[int, int, int]]]:
+    tasks: list[_Task] = []
+    events: list[tuple[int, int, int]] = []
+    for j, job in enumerate(jobs):
+        for t in (*job.maps, *job.reduces):
+            if t.duration_ms is None or t.type not in ("MAP", "REDUCE"):
+                continue
+            i = len(tasks)
+            # ids made unique: a trace may hold the same job twice (wordcount2.json)
+            tasks.append(_Task(j, f"{i}:{t.task_id}", t.type, t.start_ms, t.finish_ms))
+            events.append((t.start_ms, _START, i))
+            events.append((t.finish_ms, _FINISH, i))
+    events.sort()
+    return tasks, events
+
+
+def evaluate_jobs(
+    jobs: Sequence[RumenJob],
+    model: NaiveBayesTaskClassifier,
+    result: EvalResult,
+    cycle_ms: int = DEFAULT_CYCLE_MS,
+) -> None:
+    """Replay one trace's jobs through ``model``, adding to ``result``."""
+    cycle_ms = max(1, cycle_ms)
+    tasks, events = _events(jobs)
+    result.skipped += sum(len(j.maps) + len(j.reduces) for j in jobs) - len(tasks)
+    maps_done = [0] * len(jobs)
+    maps_total = [j.total_maps if j.total_maps > 0 else len(j.maps) for j in jobs]
+    names = [app_name(j.name) for j in jobs]
+    running: dict[int, _Task] = {}
+    e, first = 0, events[0][0] if events else 0
+    while e < len(events):
+        now = first + (events[e][0] - first) // cycle_ms * cycle_ms  # this event's cycle
+        end = e
+        while end < len(events) and events[end][0] < now + cycle_ms:
+            end += 1
+        window = events[e:end]
+        e = end
+        if any(kind == _START for _, kind, _ in window):  # else nothing to predict yet
+            model.observe_running(
+                RunningTask(t.task_id, t.feats, now - t.start) for t in running.values()
+            )
+        for _, kind, i in window:  # predictions first: nothing of this cycle is known
+            if kind == _START:
+                task = tasks[i]
+                job = jobs[task.job]
+                props = TaskProps(
+                    framework="MAPREDUCE",
+                    app=names[task.job],
+                    stage=task.stage,
+                    progress=progress_bucket(maps_done[task.job], maps_total[task.job]),
+                    demand=demand_bucket(job.memory_mb(task.stage)),
+                )
+                task.feats = features(props)
+                pred = model.predict(task.feats)
+                task.predicted_short, task.reason = pred.short, pred.reason
+                running[i] = task
+        for _, kind, i in window:
+            if kind == _FINISH:
+                _finish(tasks[i], model, result)
+                del running[i]
+                if tasks[i].stage == "MAP":
+                    maps_done[tasks[i].job] += 1
+
+
+def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) -> None:
+    duration = task.finish - task.start
+    model.learn_finished(task.task_id, task.feats, duration)
+    actual = "long" if duration >= model.threshold_ms else "short"
+    if actual == "short" and not task.predicted_short:
+        by = result.short_called_long_by
+        by[task.reason] = by.get(task.reason, 0) + 1
+    result.confusion[actual]["short" if task.predicted_short else "long"] += 1
+
+
+def evaluate_traces(
+    paths: Iterable[str | Path],
+    threshold_s: float = 60.0,
+    min_confidence: float | None = None,
+    cycle_ms: int = DEFAULT_CYCLE_MS,
+) -> EvalResult:
+    """Evaluate one fresh model over the traces in order (it learns across them)."""
+    params: dict[str, Any] = {"threshold_s": threshold_s}
+    if min_confidence is not None:
+        params["min_confidence"] = min_confidence
+    model = NaiveBayesTaskClassifier(**params)
+    names = [str(p) for p in paths]
+    result = EvalResult(names, threshold_s, model.min_confidence, cycle_ms)
+    for path in names:
+        trace = RumenTrace(path)
+        jobs = list(trace)
+        if trace.problem:
+            result.problems.append(trace.problem)
+        evaluate_jobs(jobs, model, result, cycle_ms)
+    return result

@@ -1,0 +1,160 @@
+"""OPERA's hierarchical task features (paper 002, section III-B, Eq. 1).
+
+Five properties of a task t, all known when t starts (nothing measured during
+or after the run is used):
+
+- F framework: ``MAPREDUCE`` for Rumen traces; the YARN application type
+  (``MAPREDUCE``, ``SPARK``, ``TEZ``...) live.
+- A application name: the job name with digit runs replaced by ``#`` (so the
+  daily ``report-20100210`` and ``report-20100211`` are one application), Rumen
+  escapes removed, at most 80 characters; ``?`` when the trace has no name.
+- S stage: ``MAP`` or ``REDUCE`` (a Spark stage would be ``STAGE<n>``).
+- P job progress when t starts, bucketed on the fraction of the job's maps
+  already completed: ``0`` (none), ``<50`` (under half), ``<100``, ``100``
+  (all maps done; also jobs without maps); ``?`` if unknown. It tells a first
+  wave from a later one, and a reduce that will wait in shuffle for maps from
+  one that will not (the paper's slow-start example).
+- D resource demand: the container memory asked for t's type, rounded up to
+  a power of two in MiB (``512``, ``1024``, ``2048``...); ``?`` if unknown.
+
+They are combined hierarchically (:data:`LEVELS`), coarse to fine; every level
+is one categorical feature of the naive Bayes model:
+
+    {F}  {F,A}  {F,A,S}  {F,A,S,P}  {F,A,S,D}  {F,A,S,P,D}
+
+The coarse levels let a task borrow evidence from its application, framework
+or stage when its exact combination was never seen; the fine levels separate
+tasks of one application that behave differently. A property is never used
+alone (the paper: "map" across applications says little). A feature is the
+level's name and values joined in one string (``F,A,S=MAPREDUCE|sort|MAP``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+from advisor.model import App, MRJob, ResourceRequest, Task
+
+UNKNOWN = "?"
+LEVELS: tuple[tuple[str, ...], ...] = (
+    ("F",),
+    ("F", "A"),
+    ("F", "A", "S"),
+    ("F", "A", "S", "P"),
+    ("F", "A", "S", "D"),
+    ("F", "A", "S", "P", "D"),
+)
+LEVEL_NAMES: tuple[str, ...] = tuple(",".join(level) for level in LEVELS)
+# MRAppMaster container-request priorities (RMContainerAllocator).
+MR_PRIORITY_STAGE = {5: "MAP", 19: "MAP", 20: "MAP", 10: "REDUCE"}
+_DIGITS = re.compile(r"\d+")
+
+
+@dataclass(frozen=True, slots=True)
+class TaskProps:
+    """The five properties F, A, S, P, D of one task (already bucketed)."""
+
+    framework: str
+    app: str
+    stage: str
+    progress: str
+    demand: str
+
+
+@lru_cache(maxsize=4096)
+def app_name(name: str | None) -> str:
+    """Normalise an application name so recurring runs share one value."""
+    if not name:
+        return UNKNOWN
+    cleaned = _DIGITS.sub("#", name.replace("\\", "")).strip()
+    return cleaned[:80] or UNKNOWN
+
+
+def progress_bucket(done: int, total: int) -> str:
+    """Bucket the share of a job's maps completed (see module docstring)."""
+    if total < 0 or done < 0:
+        return UNKNOWN
+    if total == 0 or done >= total:
+        return "100"
+    if done == 0:
+        return "0"
+    return "<50" if 2 * done < total else "<100"
+
+
+def demand_bucket(memory_mb: int) -> str:
+    """Round a memory demand up to a power of two MiB (at least 512)."""
+    if memory_mb <= 0:
+        return UNKNOWN
+    bucket = 512
+    while bucket < memory_mb:
+        bucket *= 2
+    return str(bucket)
+
+
+@lru_cache(maxsize=1 << 16)
+def features(props: TaskProps) -> tuple[str, ...]:
+    """Eq. 1: one feature string per level of :data:`LEVELS` (cached: a cycle's
+    pending tasks share few distinct property tuples)."""
+    values = {
+        "F": props.framework,
+        "A": props.app,
+        "S": props.stage,
+        "P": props.progress,
+        "D": props.demand,
+    }
+    return tuple(
+        name + "=" + "|".join(values[p] for p in level)
+        for name, level in zip(LEVEL_NAMES, LEVELS, strict=True)
+    )
+
+
+def props_from_live(
+    task: Task, job: MRJob | None = None, app: App | None = None, memory_mb: int = -1
+) -> TaskProps:
+    """Properties of a live MapReduce task (AM / JobHistory view).
+
+    ``memory_mb`` is the container size when the caller knows it (the
+    container's allocation); otherwise the app's pending request of the
+    task's stage is used, if any.
+    """
+    stage = task.type.upper() or UNKNOWN
+    if memory_mb <= 0 and app is not None:
+        memory_mb = _request_memory(app.resource_requests, stage)
+    return TaskProps(
+        framework=_framework(app),
+        app=app_name(app.name if app is not None and app.name else job.name if job else None),
+        stage=stage,
+        progress=_job_progress(job),
+        demand=demand_bucket(memory_mb),
+    )
+
+
+def props_for_request(app: App, request: ResourceRequest, job: MRJob | None = None) -> TaskProps:
+    """Properties shared by the pending tasks of one resource request (a task group)."""
+    return TaskProps(
+        framework=_framework(app),
+        app=app_name(app.name or (job.name if job else None)),
+        stage=MR_PRIORITY_STAGE.get(request.priority, f"PRIORITY{request.priority}"),
+        progress=_job_progress(job),
+        demand=demand_bucket(request.capability.memory_mb),
+    )
+
+
+def _framework(app: App | None) -> str:
+    return (app.type.upper() if app is not None and app.type else "") or "MAPREDUCE"
+
+
+def _job_progress(job: MRJob | None) -> str:
+    return UNKNOWN if job is None else progress_bucket(job.maps_completed, job.maps_total)
+
+
+def _request_memory(requests: Sequence[ResourceRequest], stage: str) -> int:
+    sizes = {
+        rr.capability.memory_mb
+        for rr in requests
+        if rr.resource_name == "*" and MR_PRIORITY_STAGE.get(rr.priority) == stage
+    }
+    return sizes.pop() if len(sizes) == 1 else -1

@@ -1,0 +1,64 @@
+"""Golden files: the replayed recording's recommendations and metrics are stable.
+
+A change in what the advisor recommends on the bundled real recording shows
+as a unified diff; ``pytest --update-golden`` rewrites the files (review the
+diff in git before committing it).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+from pathlib import Path
+
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.registry import CollectorRegistry
+
+from advisor.cli import replay_advisor, replay_cycles, report_json
+from advisor.metrics import AdvisorCollector
+from config.schema import load
+from connectors.replay import open_recording
+
+GOLDEN = Path(__file__).parent / "golden"
+# timings and wall-clock values change from run to run; everything else must not
+VOLATILE = re.compile(r"_seconds|_timestamp|^# ")
+
+
+def _replayed(recording_dir: Path) -> tuple[str, str]:
+    recording = open_recording(recording_dir)
+    advisor = replay_advisor(recording, load())
+    lines = [json.dumps(report_json(r), sort_keys=True) for r in replay_cycles(advisor,
+                                                                               recording)]
+    registry = CollectorRegistry()
+    registry.register(AdvisorCollector(lambda: advisor.latest, advisor.totals))
+    metrics = [line for line in generate_latest(registry).decode().splitlines()
+               if not VOLATILE.search(line)]
+    return "\n".join(lines) + "\n", "\n".join(metrics) + "\n"
+
+
+def _check(name: str, actual: str, update: bool) -> None:
+    path = GOLDEN / name
+    if update:
+        path.write_text(actual)
+        return
+    expected = path.read_text() if path.exists() else ""
+    if actual != expected:
+        diff = "\n".join(difflib.unified_diff(
+            expected.splitlines(), actual.splitlines(), f"golden/{name}", "replayed",
+            lineterm="", n=1))
+        pytest.fail(f"{name} differs from the golden file (pytest --update-golden to accept):\n"
+                    f"{diff[:6000]}")
+
+
+def test_recommendations_and_metrics_match_golden(recording_dir: Path,
+                                                  update_golden: bool) -> None:
+    recs, metrics = _replayed(recording_dir)
+    assert recs.count("\n") == len(open_recording(recording_dir).cycles)
+    _check("mini-hetero.recommendations.jsonl", recs, update_golden)
+    _check("mini-hetero.metrics.txt", metrics, update_golden)
+
+
+def test_replay_is_deterministic(recording_dir: Path) -> None:
+    assert _replayed(recording_dir) == _replayed(recording_dir)

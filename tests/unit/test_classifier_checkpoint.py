@@ -1,0 +1,106 @@
+"""Checkpoint round trip; corrupted or incompatible checkpoints start fresh."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from classifiers.features import TaskProps, features
+from classifiers.naive_bayes import (
+    CheckpointError,
+    NaiveBayesTaskClassifier,
+    RunningTask,
+    load_or_fresh,
+)
+
+
+def f(app: str, stage: str = "MAP") -> tuple[str, ...]:
+    return features(TaskProps("MAPREDUCE", app, stage, "0", "1024"))
+
+
+def _model() -> NaiveBayesTaskClassifier:
+    m = NaiveBayesTaskClassifier()
+    for i in range(20):
+        m.learn_finished(f"s{i}", f("sort"), 3_000 + i)
+        m.learn_finished(f"r{i}", f("sort", "REDUCE"), 90_000)
+    m.observe_running([RunningTask("c1", f("grep"), 61_000)])
+    return m
+
+
+def test_round_trip(tmp_path: Path) -> None:
+    path = tmp_path / "nb.json"
+    m = _model()
+    m.save(path)
+    assert not list(tmp_path.glob("*.tmp"))
+    back = NaiveBayesTaskClassifier.load(path)
+    assert back.to_dict() == m.to_dict()
+    assert back.level_values == m.level_values
+    for q in (f("sort"), f("sort", "REDUCE"), f("grep"), f("new")):
+        assert back.predict(q) == m.predict(q)
+    # learned ids survive a restart: the censored task is not learned again
+    assert not back.learn_finished("c1", f("grep"), 120_000)
+    assert back.short_max_ms == {f("sort")[2]: 3_019}
+
+
+def test_load_or_fresh_applies_configured_decision_parameters(tmp_path: Path) -> None:
+    path = tmp_path / "nb.json"
+    _model().save(path)
+    model, warning = load_or_fresh(path, min_confidence=0.99)
+    assert warning is None and model.min_confidence == 0.99 and model.class_counts == [20, 21]
+
+
+def test_missing_checkpoint_is_a_quiet_fresh_start(tmp_path: Path) -> None:
+    model, warning = load_or_fresh(tmp_path / "absent.json")
+    assert warning is None and model.class_counts == [0, 0]
+
+
+def _corrupt(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "nb.json"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("mutate", "message"),
+    [
+        (lambda d: d.update(version=99), "version 99"),
+        (lambda d: d.update(format="other"), "not a task-classifier checkpoint"),
+        (lambda d: d.update(levels=["F", "F,A"]), "other feature levels"),
+        (lambda d: d["counts"].update({"F=MAPREDUCE": [1, -2]}), "non-negative"),
+        (lambda d: d["counts"].update({"X=1": [1, 2]}), "belongs to no level"),
+        (lambda d: d.update(class_counts="many"), "class_counts"),
+        (lambda d: d.update(seen=[["t", "yes"]]), "'seen'"),
+        (lambda d: d.pop("short_max_ms"), "short_max_ms"),
+        (lambda d: d.update(threshold_s=-5), "threshold_s"),
+    ],
+)
+def test_invalid_checkpoint_is_reported_and_model_starts_fresh(
+    tmp_path: Path, mutate: object, message: str
+) -> None:
+    data = _model().to_dict()
+    mutate(data)  # type: ignore[operator]
+    path = _corrupt(tmp_path, json.dumps(data))
+    with pytest.raises(CheckpointError, match=message):
+        NaiveBayesTaskClassifier.load(path)
+    model, warning = load_or_fresh(path)
+    assert model.class_counts == [0, 0]
+    assert warning is not None and str(path) in warning and "fresh" in warning
+
+
+def test_truncated_and_binary_checkpoints(tmp_path: Path) -> None:
+    good = json.dumps(_model().to_dict())
+    for text in (good[: len(good) // 2], "\x00\xff garbage", ""):
+        model, warning = load_or_fresh(_corrupt(tmp_path, text))
+        assert model.class_counts == [0, 0] and warning is not None
+    (tmp_path / "nb.json").write_bytes(b"\xff\xfe\x00\x01")
+    assert load_or_fresh(tmp_path / "nb.json")[1] is not None
+
+
+def test_checkpoint_of_another_threshold_is_not_used(tmp_path: Path) -> None:
+    path = tmp_path / "nb.json"
+    _model().save(path)
+    model, warning = load_or_fresh(path, threshold_s=30)
+    assert model.class_counts == [0, 0] and model.threshold_s == 30
+    assert warning is not None and "threshold 60s" in warning

@@ -1,0 +1,66 @@
+"""``classify-eval`` subcommand: JSON shape, human report, exit status."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+from classifiers.cli import register
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+TRACE = DATA / "hadoop-gridmix-system-traces" / "distcache_case4_trace.json.gz"
+pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+
+
+def main(*argv: str) -> int:
+    parser = argparse.ArgumentParser(prog="yarn-advisor")
+    register(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(list(argv))
+    return int(args.handler(args))
+
+
+def test_json_is_one_object_with_the_documented_shape(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main("classify-eval", "--rumen", str(TRACE), "--threshold", "60", "--json") == 0
+    out = json.loads(capsys.readouterr().out)  # the whole stdout is one JSON object
+    assert out["trace"] == str(TRACE) and out["threshold_s"] == 60.0
+    for cls in ("short", "long"):
+        assert set(out[cls]) == {"n", "recall"}
+        assert out[cls]["n"] == sum(out["confusion"][cls].values())
+        assert 0.0 <= out[cls]["recall"] <= 1.0
+    # 200 + 17 tasks; 40 maps and 5 reduces ran 60 s or more (see the trace)
+    assert (out["short"]["n"], out["long"]["n"]) == (172, 45)
+    assert out["long_called_short"] == pytest.approx(
+        out["confusion"]["long"]["short"] / 45, abs=1e-4
+    )
+    assert set(out["confusion"]["short"]) == {"short", "long"}
+
+
+def test_human_report(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main("classify-eval", "--rumen", str(TRACE), "--min-confidence", "0.95") == 0
+    out = capsys.readouterr().out
+    assert "actual / predicted" in out and "long tasks called short:" in out
+    assert "min confidence 0.95" in out
+    assert out.splitlines()[4].split()[0] == "short" and out.splitlines()[5].split()[0] == "long"
+
+
+def test_repeated_traces_learn_across(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main("classify-eval", "--rumen", str(TRACE), "--rumen", str(TRACE), "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["trace"] == [str(TRACE), str(TRACE)] and out["short"]["n"] == 2 * 172
+
+
+def test_not_a_trace_exits_1_with_the_reason(capsys: pytest.CaptureFixture[str]) -> None:
+    topology = DATA / "hadoop-rumen-testdata/zombie/input-topology.json"
+    assert main("classify-eval", "--rumen", str(topology), "--json") == 1
+    captured = capsys.readouterr()
+    out = json.loads(captured.out)
+    assert out["short"] == {"n": 0, "recall": None} and out["problems"]
+    assert "not a Rumen job" in captured.err
+
+
+def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main("classify-eval", "--rumen", str(TRACE), "--threshold", "0") == 2
+    assert main("classify-eval", "--rumen", str(TRACE), "--min-confidence", "2") == 2

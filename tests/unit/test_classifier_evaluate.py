@@ -1,0 +1,129 @@
+"""Prequential evaluation: time order, no peeking at the future, censored evidence."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from classifiers.evaluate import EvalResult, evaluate_jobs, evaluate_traces
+from classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction
+from classifiers.rumen import RumenJob, RumenTask
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+S = 1000
+T0 = 1_300_000_000_000  # trace epoch (Rumen times of 0 mean "unknown")
+
+
+def job(name: str, *spans: tuple[int, int], job_id: str = "", stage: str = "MAP") -> RumenJob:
+    tasks = tuple(
+        RumenTask(f"task_{name}_{i}", stage, "SUCCESS", T0 + start, T0 + finish, ())
+        for i, (start, finish) in enumerate(spans)
+    )
+    return RumenJob(
+        job_id=job_id or f"job_{name}", user="u", name=name, queue="q", job_type="JAVA",
+        outcome="SUCCESS", submit_ms=1, launch_ms=1, finish_ms=1, total_maps=len(tasks),
+        total_reduces=0, map_mb=1024, reduce_mb=1024, heap_mb=640,
+        maps=tasks if stage == "MAP" else (), reduces=tasks if stage == "REDUCE" else (),
+    )  # fmt: skip
+
+
+class Spy(NaiveBayesTaskClassifier):
+    """Records, for every prediction, the model's learned state at that moment."""
+
+    def __init__(self, **kw: object) -> None:
+        super().__init__(**kw)  # type: ignore[arg-type]
+        self.seen_at_predict: list[tuple[tuple[str, ...], list[int], bool]] = []
+
+    def predict(self, feats: Sequence[str]) -> Prediction:
+        known_group = feats[2] in self.counts
+        self.seen_at_predict.append((tuple(feats), list(self.class_counts), known_group))
+        return super().predict(feats)
+
+
+def run(jobs: list[RumenJob], model: NaiveBayesTaskClassifier, cycle_ms: int = 1) -> EvalResult:
+    result = EvalResult(["synthetic"], model.threshold_s, model.min_confidence, cycle_ms)
+    evaluate_jobs(jobs, model, result, cycle_ms)
+    return result
+
+
+def test_no_task_sees_its_own_outcome() -> None:
+    # Every task is its own application, so its {F,A,S} group can only be known
+    # at its prediction if its own outcome leaked; and the class counts then must
+    # be exactly the tasks finished before its start plus those running past the
+    # threshold by then. Zero-length tasks and finishes at the very millisecond
+    # of other starts are the risky cases.
+    spans = [(0, 0), (0, 5 * S), (5 * S, 5 * S), (5 * S, 90 * S), (10 * S, 10 * S + 1)]
+    spans = spans + [(s + 70 * S, e + 70 * S) for s, e in spans]
+    jobs = [job(f"app-{chr(97 + i)}", span) for i, span in enumerate(spans)]  # no digits
+    spy = Spy()
+    result = run(jobs, spy)
+    assert not any(known for _, _, known in spy.seen_at_predict)
+    expected = []
+    for start, _ in sorted(spans):
+        done = [(s, e) for s, e in spans if e < start]
+        censored = [(s, e) for s, e in spans if e >= start and s + 60 * S <= start]
+        longs = sum(e - s >= 60 * S for s, e in done) + len(censored)
+        expected.append([len(done) - sum(e - s >= 60 * S for s, e in done), longs])
+    assert [counts for _, counts, _ in spy.seen_at_predict] == expected
+    assert result.n("short") + result.n("long") == len(spans)
+
+
+def test_knowledge_grows_in_time_order_and_a_task_is_learned_after_its_start() -> None:
+    # Nine back-to-back short tasks of one app: with only short tasks seen,
+    # P(short) = (n+1)/(n+2) >= 0.85 from n = 5 learned tasks, so the 6th task
+    # (index 5) is the first called short. A leak of the task's own outcome would
+    # make the 5th one short; learning finishes late would delay it.
+    jobs = [job("sort", *[(i * 10 * S, i * 10 * S + 5 * S) for i in range(9)])]
+    spy = Spy(min_confidence=0.85)
+    result = run(jobs, spy)
+    assert [counts for _, counts, _ in spy.seen_at_predict] == [[n, 0] for n in range(9)]
+    assert result.confusion["short"] == {"short": 4, "long": 5}
+
+
+def test_a_cycle_hides_what_finished_after_its_boundary() -> None:
+    # Same tasks, cycles of 30 s from the first start: tasks 0-2 start in [0, 30 s) and
+    # see nothing learned; tasks 3-5 see the 3 finished before 30 s, and so on.
+    jobs = [job("sort", *[(i * 10 * S, i * 10 * S + 5 * S) for i in range(9)])]
+    spy = Spy(min_confidence=0.85)
+    run(jobs, spy, cycle_ms=30 * S)
+    assert [c[0] for _, c, _ in spy.seen_at_predict] == [0, 0, 0, 3, 3, 3, 6, 6, 6]
+
+
+def test_censored_long_task_is_known_before_it_finishes() -> None:
+    # A 200 s task of app "etl" starts at 0; a second one starts at 100 s. At that
+    # moment the first has run past the 60 s threshold: it is already learned long.
+    jobs = [job("etl", (0, 200 * S), (100 * S, 150 * S))]
+    spy = Spy()
+    result = run(jobs, spy)
+    assert [counts for _, counts, _ in spy.seen_at_predict] == [[0, 0], [0, 1]]
+    assert spy.class_counts == [1, 1]  # the censored task was not learned again
+    assert result.confusion == {"short": {"short": 0, "long": 1}, "long": {"short": 0, "long": 1}}
+
+
+def test_long_tasks_after_short_history_are_flagged_overdue() -> None:
+    # 20 quick tasks (<= 4 s) teach "sort" is short; then a task of the group
+    # runs 100 s: while it runs past 1.25 x 4 s, new "sort" tasks are called long.
+    quick = [(i * 5 * S, i * 5 * S + 4 * S) for i in range(20)]
+    slow = [(100 * S, 200 * S)] + [(110 * S + i * S, 112 * S + i * S) for i in range(5)]
+    result = run([job("sort", *quick, *slow)], NaiveBayesTaskClassifier())
+    assert result.short_called_long_by.get("overdue") == 5
+    assert result.confusion["long"] == {"short": 1, "long": 0}  # the slow one: unforeseeable
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+def test_real_trace_counts_and_figures() -> None:
+    result = evaluate_traces([DATA / "hadoop-gridmix-system-traces/trace_1m.json.gz"])
+    assert (result.n("short"), result.n("long"), result.skipped) == (47, 0, 0)
+    assert result.recall("long") is None and result.long_called_short is None
+    folder = DATA / "hadoop-rumen-testdata/small-trace-test/folder-input-trace.json.gz"
+    result = evaluate_traces([folder])
+    assert result.n("short") + result.n("long") == 787 + 321
+    assert result.long_called_short is not None and result.long_called_short <= 0.02
+
+
+def test_duplicate_jobs_in_one_trace_are_all_evaluated() -> None:
+    same = job("wc", (0, 5 * S), job_id="job_1")
+    result = run([same, same], NaiveBayesTaskClassifier())
+    assert result.n("short") == 2

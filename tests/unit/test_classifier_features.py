@@ -1,0 +1,146 @@
+"""OPERA hierarchical features (Eq. 1) and the live-model adapter."""
+
+from __future__ import annotations
+
+from advisor.model import App, MRJob, ResourceRequest, Resources, Task
+from classifiers.features import (
+    LEVEL_NAMES,
+    TaskProps,
+    app_name,
+    demand_bucket,
+    features,
+    progress_bucket,
+    props_for_request,
+    props_from_live,
+)
+
+
+def test_levels_are_the_documented_hierarchy() -> None:
+    assert LEVEL_NAMES == ("F", "F,A", "F,A,S", "F,A,S,P", "F,A,S,D", "F,A,S,P,D")
+
+
+def test_features_one_string_per_level() -> None:
+    props = TaskProps("MAPREDUCE", "sort", "MAP", "<50", "1024")
+    assert features(props) == (
+        "F=MAPREDUCE",
+        "F,A=MAPREDUCE|sort",
+        "F,A,S=MAPREDUCE|sort|MAP",
+        "F,A,S,P=MAPREDUCE|sort|MAP|<50",
+        "F,A,S,D=MAPREDUCE|sort|MAP|1024",
+        "F,A,S,P,D=MAPREDUCE|sort|MAP|<50|1024",
+    )
+
+
+def test_app_name_normalisation() -> None:
+    assert app_name("[DOTS-PROD-job_name-DAILY/20100210] - data\\.transform") == (
+        "[DOTS-PROD-job_name-DAILY/#] - data.transform"
+    )
+    assert app_name("report-20100211") == app_name("report-20100212") == "report-#"
+    assert app_name(None) == app_name("") == "?"
+    assert len(app_name("x" * 500)) == 80
+
+
+def test_progress_buckets() -> None:
+    assert [progress_bucket(d, 10) for d in (0, 1, 4, 5, 9, 10)] == [
+        "0",
+        "<50",
+        "<50",
+        "<100",
+        "<100",
+        "100",
+    ]
+    assert progress_bucket(0, 0) == "100"  # a job without maps: its reduces wait for nothing
+    assert progress_bucket(-1, 10) == "?"
+
+
+def test_demand_buckets() -> None:
+    assert [demand_bucket(m) for m in (-1, 0, 200, 512, 513, 640, 1024, 3072)] == [
+        "?",
+        "?",
+        "512",
+        "512",
+        "1024",
+        "1024",
+        "1024",
+        "4096",
+    ]
+
+
+def _app(**kw: object) -> App:
+    base: dict[str, object] = dict(
+        id="application_1_0001",
+        name="word count 2024-01-02",
+        user="u",
+        queue="default",
+        type="MAPREDUCE",
+        tags=(),
+        state="RUNNING",
+        final_status="UNDEFINED",
+        priority=0,
+        progress=0.5,
+        started_time=1,
+        finished_time=0,
+        elapsed_time=1,
+        allocated=Resources(),
+        reserved=Resources(),
+        running_containers=1,
+        am_host_http_address="",
+        tracking_url="",
+        resource_requests=(
+            ResourceRequest(20, "*", Resources(2048, 1), 7, True, ""),
+            ResourceRequest(10, "*", Resources(3000, 1), 2, True, ""),
+        ),
+    )
+    base.update(kw)
+    return App(**base)  # type: ignore[arg-type]
+
+
+JOB = MRJob(
+    id="job_1_0001",
+    app_id="application_1_0001",
+    name="word count",
+    user="u",
+    queue="default",
+    state="RUNNING",
+    start_time=1,
+    finish_time=0,
+    maps_total=10,
+    maps_completed=6,
+    reduces_total=2,
+    reduces_completed=0,
+)
+
+
+def test_live_task_adapter_matches_trace_features() -> None:
+    task = Task(
+        id="task_1_0001_r_000000",
+        job_id=JOB.id,
+        app_id=JOB.app_id,
+        type="REDUCE",
+        state="RUNNING",
+        progress=0.1,
+        start_time=5,
+        finish_time=0,
+        elapsed_time=3,
+    )
+    props = props_from_live(task, JOB, _app())
+    assert props == TaskProps("MAPREDUCE", "word count #-#-#", "REDUCE", "<100", "4096")
+    # an explicit container size wins over the request's
+    assert props_from_live(task, JOB, _app(), memory_mb=1024).demand == "1024"
+    # no app, no job: the name falls back to the job's, progress unknown
+    assert props_from_live(task, JOB, None).app == "word count"
+    assert props_from_live(task).progress == "?"
+
+
+def test_pending_request_group_props() -> None:
+    app = _app()
+    props = [props_for_request(app, rr, JOB) for rr in app.resource_requests]
+    assert [(p.stage, p.demand, p.progress) for p in props] == [
+        ("MAP", "2048", "<100"),
+        ("REDUCE", "4096", "<100"),
+    ]
+    spark = _app(
+        type="SPARK", resource_requests=(ResourceRequest(1, "*", Resources(4096, 2), 3, True, ""),)
+    )
+    p = props_for_request(spark, spark.resource_requests[0])
+    assert (p.framework, p.stage, p.progress) == ("SPARK", "PRIORITY1", "?")

@@ -1,0 +1,105 @@
+"""Live wiring: Snapshot -> features -> learning and predictions each cycle."""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from advisor.model import (
+    App,
+    ClusterInfo,
+    ClusterMetrics,
+    Container,
+    MRJob,
+    ResourceRequest,
+    Resources,
+    Snapshot,
+    Task,
+)
+from classifiers.live import LiveTaskClassifier
+from classifiers.naive_bayes import NaiveBayesTaskClassifier
+
+S = 1000
+T0 = 1_700_000_000_000
+INFO = ClusterInfo(1, "STARTED", "ACTIVE", "3.4.1", "3.4.1", T0)
+METRICS = ClusterMetrics(*([0] * 6), Resources(), Resources(), Resources(), Resources(),
+                         *([0] * 8))  # fmt: skip
+APP = App(
+    id="application_1_0001", name="nightly-etl 2024-05-01", user="u", queue="default",
+    type="MAPREDUCE", tags=(), state="RUNNING", final_status="UNDEFINED", priority=0,
+    progress=0.5, started_time=T0, finished_time=0, elapsed_time=0, allocated=Resources(),
+    reserved=Resources(), running_containers=2, am_host_http_address="", tracking_url="",
+    resource_requests=(
+        ResourceRequest(20, "*", Resources(1024, 1), 5, True, ""),
+        ResourceRequest(10, "*", Resources(2048, 1), 1, True, ""),
+        ResourceRequest(20, "host1", Resources(1024, 1), 5, True, ""),
+    ),
+)  # fmt: skip
+JOB = MRJob("job_1_0001", APP.id, "nightly-etl", "u", "default", "RUNNING", T0, 0,
+            maps_total=100, maps_completed=0, reduces_total=1, reduces_completed=0)  # fmt: skip
+
+
+def task(n: int, state: str, start: int, finish: int = 0, **kw: Any) -> Task:
+    return Task(id=f"task_1_0001_m_{n:06d}", job_id=JOB.id, app_id=APP.id, type="MAP",
+                state=state, progress=0.0, start_time=start, finish_time=finish,
+                elapsed_time=(finish or start) - start, **kw)  # fmt: skip
+
+
+def snap(
+    at: int, tasks: tuple[Task, ...] = (), finished: tuple[Task, ...] = (), **kw: Any
+) -> Snapshot:
+    return Snapshot(taken_at=at, rm_url="http://rm:8088", cluster=INFO, metrics=METRICS,
+                    nodes=(), queues=(), apps=(kw.pop("app", APP),),
+                    containers=kw.pop("containers", ()),
+                    jobs=(kw.pop("job", JOB),), tasks=tasks, finished_tasks=finished)  # fmt: skip
+
+
+def test_cycle_learns_finished_and_censored_tasks_once() -> None:
+    live = LiveTaskClassifier(NaiveBayesTaskClassifier())
+    running_long = task(0, "RUNNING", T0)
+    first = live.update(snap(T0 + 30 * S, (running_long,)))
+    assert (first.finished, first.censored, first.running) == (0, 0, 1)
+    second = live.update(snap(T0 + 61 * S, (running_long,)))
+    assert (second.censored, live.model.class_counts) == (1, [0, 1])
+    done = dataclasses.replace(running_long, state="SUCCEEDED", finish_time=T0 + 200 * S)
+    quick = task(1, "SUCCEEDED", T0 + 70 * S, T0 + 75 * S)
+    killed = task(2, "KILLED", T0 + 70 * S, T0 + 71 * S)
+    third = live.update(snap(T0 + 210 * S, finished=(done, quick, killed)))
+    assert third.finished == 1 and live.model.class_counts == [1, 1]
+
+
+def test_a_task_is_learned_with_the_progress_it_started_with() -> None:
+    live = LiveTaskClassifier(NaiveBayesTaskClassifier())
+    live.update(snap(T0))  # maps 0 % done at T0
+    later = dataclasses.replace(JOB, maps_completed=60)
+    quick = task(7, "SUCCEEDED", T0 + 1 * S, T0 + 4 * S)
+    no_more_asks = dataclasses.replace(APP, resource_requests=())
+    live.update(snap(T0 + 30 * S, finished=(quick,), job=later, app=no_more_asks))
+    group = "F,A,S,P=MAPREDUCE|nightly-etl #-#-#|MAP|0"
+    assert live.model.counts[group] == [1, 0]
+    # no container seen and no pending request left: the last memory asked is used
+    assert live.model.counts["F,A,S,D=MAPREDUCE|nightly-etl #-#-#|MAP|1024"] == [1, 0]
+
+
+def test_container_size_is_the_demand_of_a_running_task() -> None:
+    live = LiveTaskClassifier(NaiveBayesTaskClassifier())
+    c = Container("container_1", APP.id, "n1:8041", Resources(3000, 1), 20, T0, "RUNNING")
+    live.update(snap(T0 + 61 * S, (task(0, "RUNNING", T0, container_id="container_1"),),
+                     containers=(c,)))  # fmt: skip
+    assert any(k.endswith("|MAP|4096") for k in live.model.counts)
+
+
+def test_pending_groups_and_tasks_are_classified() -> None:
+    live = LiveTaskClassifier(NaiveBayesTaskClassifier())
+    finished = tuple(task(i, "SUCCEEDED", T0 + i * S, T0 + i * S + 3 * S) for i in range(12))
+    live.update(snap(T0 + 20 * S, finished=finished))
+    groups = live.classify_pending_groups(snap(T0 + 21 * S))
+    assert [(g.priority, g.stage, g.pending, g.prediction.label) for g in groups] == [
+        (20, "MAP", 5, "short"),
+        (10, "REDUCE", 1, "long"),  # no reduce of this application seen yet
+    ]
+    assert groups[1].prediction.reason == "no-history"
+    pending = tuple(task(100 + i, "SCHEDULED", 0) for i in range(3))
+    s = snap(T0 + 21 * S, pending)
+    preds = live.classify_tasks(s, live.pending_tasks(s))
+    assert [p.label for p in preds] == ["short"] * 3
