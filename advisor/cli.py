@@ -179,7 +179,7 @@ def replay_advisor(recording: Recording, cfg: AdvisorConfig) -> Advisor:
                  "user": manifest.get("auth_user", "yarn-advisor"), "principal": None},
         "retry": {"attempts": 1, "base_delay_s": 0.0, "max_delay_s": 0.0, "deadline_s": 1.0}},
         "dry_run": True})
-    return build_advisor(cfg, build_sensor(cfg))
+    return build_advisor(cfg, build_sensor(cfg), persist=False)
 
 
 def replay_cycles(advisor: Advisor, recording: Recording) -> Iterator[CycleReport]:

@@ -62,6 +62,7 @@ class Advisor:
             recs = self._timed(report, "decide", self.decide, snapshot)
             report.policy_seconds = dict(self.decide.timings())
             report.policy_errors = self.decide.errors()
+            report.classifier = self.decide.classifier_summary()
             report.actions.update(self._timed(report, "act", self.act, recs, snapshot))
             report.snapshot, report.recommendations = snapshot, recs
         except SenseError as exc:

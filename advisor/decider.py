@@ -32,5 +32,9 @@ class Decider:
     def timings(self) -> Mapping[str, float]:
         return {} if self.last is None else self.last.per_policy_timing
 
+    def classifier_summary(self) -> dict[str, Any]:
+        summary = getattr(self.classifier, "summary", None)
+        return summary() if callable(summary) else {}
+
     def errors(self) -> list[dict[str, Any]]:
         return [] if self.last is None else [dict(e.to_dict()) for e in self.last.errors]

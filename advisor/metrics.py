@@ -39,6 +39,7 @@ class CycleReport:
     actions: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     policy_seconds: dict[str, float] = field(default_factory=dict)
     policy_errors: list[dict[str, Any]] = field(default_factory=list)
+    classifier: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -81,6 +82,8 @@ class AdvisorCollector(Collector):
             recs.add_metric([policy, kind], n)
         yield recs
         yield _top_priorities(report.recommendations)
+        if report.classifier:
+            yield from _classifier(report.classifier)
 
     def _totals(self) -> Iterable[Metric]:
         cycles = CounterMetricFamily(f"{NS}_cycles", "Cycles by outcome", labels=["outcome"])
@@ -130,6 +133,33 @@ class AdvisorCollector(Collector):
                                 "Start of the latest cycle (unix time)", value=report.started_at)
         yield GaugeMetricFamily(f"{NS}_last_cycle_ok", "1 if the latest cycle sensed the cluster",
                                 value=1.0 if report.outcome == "ok" else 0.0)
+
+
+def _classifier(c: dict[str, Any]) -> Iterable[Metric]:
+    preds = GaugeMetricFamily(f"{NS}_classifier_predictions",
+                              "Pending request groups by predicted class (latest cycle)",
+                              labels=["class"])
+    recall = GaugeMetricFamily(f"{NS}_classifier_recall",
+                               "Running recall of the classifier's predictions, by actual class",
+                               labels=["class"])
+    for cls in ("short", "long"):
+        preds.add_metric([cls], c.get("predictions", {}).get(cls, 0))
+        value = c.get("recall", {}).get(cls)
+        if value is not None:
+            recall.add_metric([cls], value)
+    yield preds
+    yield recall
+    outcomes = CounterMetricFamily(f"{NS}_classifier_outcomes",
+                                   "Predictions scored against what the task turned out to be",
+                                   labels=["actual", "predicted"])
+    for (actual, predicted), n in sorted(c.get("outcomes", {}).items()):
+        outcomes.add_metric([actual, predicted], n)
+    yield outcomes
+    learned = GaugeMetricFamily(f"{NS}_classifier_learned",
+                                "Tasks learned in the latest cycle", labels=["kind"])
+    for kind, n in sorted(c.get("learned", {}).items()):
+        learned.add_metric([kind], n)
+    yield learned
 
 
 def _top_priorities(recs: list[dict[str, Any]], top_n: int = TOP_N) -> Metric:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from advisor.classify import ClassifierHook
 from advisor.daemon import Advisor
 from advisor.decider import Decider
 from advisor.engine import config_from_dict
@@ -41,6 +44,15 @@ def build_sensor(cfg: AdvisorConfig, recorder: Recorder | None = None) -> Sensor
     return Sensor(connectors, cfg.sense)
 
 
-def build_advisor(cfg: AdvisorConfig, sensor: Sensor) -> Advisor:
-    """The daemon for ``cfg``, sensing with ``sensor`` (live or replayed)."""
-    return Advisor(sensor, decide=Decider(config_from_dict(cfg.policies)))
+def build_advisor(cfg: AdvisorConfig, sensor: Sensor, persist: bool = True) -> Advisor:
+    """The daemon for ``cfg``, sensing with ``sensor`` (live or replayed).
+
+    ``persist`` False (replays) keeps the classifier in memory only.
+    """
+    hook = None
+    if cfg.classifier.enabled:
+        path = cfg.classifier.checkpoint or str(Path(cfg.state_dir) / "classifier.json")
+        hook = ClassifierHook.load(Path(path) if persist else None,
+                                   threshold_s=cfg.classifier.threshold_s,
+                                   min_confidence=cfg.classifier.min_confidence)
+    return Advisor(sensor, decide=Decider(config_from_dict(cfg.policies), classifier=hook))

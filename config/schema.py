@@ -145,6 +145,18 @@ class Sense:
 
 
 @dataclass(frozen=True)
+class Classifier:
+    enabled: bool = True
+    threshold_s: float = 60.0
+    min_confidence: float = 0.9
+    checkpoint: str | None = None
+
+    def validate(self) -> list[str]:
+        return (_check(self.threshold_s > 0, "threshold_s: must be > 0")
+                + _check(0.5 <= self.min_confidence <= 1.0, "min_confidence: must be 0.5..1"))
+
+
+@dataclass(frozen=True)
 class Server:
     enabled: bool = True
     host: str = "127.0.0.1"
@@ -227,6 +239,7 @@ class AdvisorConfig:
     rm: Rm = field(default_factory=Rm)
     sense: Sense = field(default_factory=Sense)
     server: Server = field(default_factory=Server)
+    classifier: Classifier = field(default_factory=Classifier)
     logging: Logging = field(default_factory=Logging)
     actuator: ActuatorSettings = field(default_factory=ActuatorSettings)
     policies: dict[str, Any] = field(default_factory=dict)

@@ -1,0 +1,77 @@
+"""The classifier in the daemon: learns each cycle, publishes, scores, persists."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.registry import CollectorRegistry
+
+from advisor.classify import ClassifierHook
+from advisor.cli import replay_cycles
+from advisor.metrics import AdvisorCollector
+from advisor.wiring import build_advisor, build_sensor
+from config.schema import load
+from connectors.replay import Recording, open_recording
+
+
+def _advisor(recording: Recording, state_dir: Path, persist: bool):  # type: ignore[no-untyped-def]
+    cfg = load(None, {"state_dir": str(state_dir), "rm": {
+        "urls": recording.rm_urls, "history_url": recording.history_url}})
+    return build_advisor(cfg, build_sensor(cfg), persist=persist)
+
+
+def test_learns_publishes_and_scores_on_the_real_recording(recording_dir: Path,
+                                                           tmp_path: Path) -> None:
+    recording = open_recording(recording_dir)
+    advisor = _advisor(recording, tmp_path, persist=False)
+    reports = list(replay_cycles(advisor, recording))
+    hook = advisor.decide.classifier
+    assert isinstance(hook, ClassifierHook)
+    succeeded = [t for r in reports if r.snapshot for t in r.snapshot.finished_tasks
+                 if t.state == "SUCCEEDED" and t.start_time > 0]
+    # a task that ran past the 60 s threshold was learned once, as censored (long),
+    # while running, and is not learned again when it finishes
+    took = [t.finish_time - t.start_time for t in succeeded]
+    learned = sum(r.classifier["learned"]["finished"] for r in reports)
+    censored = sum(r.classifier["learned"]["censored"] for r in reports)
+    # (one that crossed the threshold between two cycles is learned at finish)
+    long_ones = sum(1 for d in took if d >= 60_000)
+    assert learned + censored == len(succeeded) > 0
+    assert 0 < censored <= long_ones
+    # every cycle with pending asks published a prediction for each pending group
+    for r in reports:
+        assert r.snapshot is not None
+        state = advisor.decide.states if r is reports[-1] else None
+        groups = {f"{a.id}/{rr.priority}" for a in r.snapshot.apps for rr in a.resource_requests
+                  if rr.resource_name == "*" and rr.num_containers > 0 and rr.priority != 0}
+        assert sum(r.classifier["predictions"].values()) == len(groups)
+        if state is not None:
+            assert set(state["classifier"]["groups"]) == groups  # type: ignore[index]
+    outcomes = reports[-1].classifier["outcomes"]
+    assert sum(outcomes.values()) > 0  # earlier predictions were scored against reality
+    assert set(outcomes) <= {(a, p) for a in ("short", "long") for p in ("short", "long")}
+    registry = CollectorRegistry()
+    registry.register(AdvisorCollector(lambda: advisor.latest, advisor.totals))
+    text = generate_latest(registry).decode()
+    assert 'yarn_advisor_classifier_predictions{class="short"}' in text
+    assert 'yarn_advisor_classifier_outcomes_total{actual="short",predicted=' in text
+
+
+def test_checkpoint_survives_a_restart_and_a_corrupt_one_starts_fresh(
+        recording_dir: Path, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    recording = open_recording(recording_dir)
+    advisor = _advisor(recording, tmp_path, persist=True)
+    list(replay_cycles(advisor, recording))
+    checkpoint = tmp_path / "classifier.json"
+    assert checkpoint.exists()
+    before = advisor.decide.classifier.live.model.to_dict()  # type: ignore[union-attr]
+    restarted = ClassifierHook.load(checkpoint)
+    assert restarted.live.model.to_dict() == before
+    checkpoint.write_text(checkpoint.read_text()[:50])
+    with caplog.at_level(logging.WARNING, logger="yarn_advisor"):
+        fresh = ClassifierHook.load(checkpoint)
+    assert "starting with a fresh model" in caplog.text
+    assert fresh.live.model.to_dict() != before
