@@ -187,7 +187,13 @@ def _loads_and_parse(raw: bytes, parse: Callable[[Any], object]) -> object:
 
 def parse_and_build(bodies: dict[str, bytes]) -> Snapshot:
     """One cycle's decode + parse + Snapshot build of all the bodies."""
-    parsed = {name: PARSERS[name](json.loads(raw)) for name, raw in bodies.items()}
+    return build_from_decoded({name: json.loads(raw) for name, raw in bodies.items()})
+
+
+def build_from_decoded(decoded: dict[str, Any]) -> Snapshot:
+    """Parse already-decoded bodies and build the Snapshot (what the parse
+    functions' contract covers: they take decoded JSON)."""
+    parsed = {name: PARSERS[name](body) for name, body in decoded.items()}
     sched_type, queues = parsed["scheduler"]  # type: ignore[misc]
     return build_snapshot(
         taken_at=0, rm_url="http://rm:8088", cluster=parsed["cluster_info"],  # type: ignore[arg-type]
@@ -220,9 +226,14 @@ def main() -> None:
         f"{tot_both[1]:>10.3f} ({tot_both[0]:5.3f}){tot_both[1] / tot_loads[1]:>7.2f}"
     )
     print(f"parse alone (total): {tot_both[1] - tot_loads[1]:.3f} s CPU")
+    decoded_all = {name: json.loads(raw) for name, raw in bodies.items()}
+    built = _median(partial(build_from_decoded, decoded_all))
+    del decoded_all
     full = _median(partial(parse_and_build, bodies))
-    print(f"loads + parse + build_snapshot (one cycle): {full[1]:.3f} s CPU ({full[0]:.3f} wall);"
-          f" {full[1] / tot_loads[1]:.2f}x a bare json.loads of the same bytes")
+    print(f"parse + build_snapshot from decoded bodies: {built[1]:.3f} s CPU ({built[0]:.3f} wall)"
+          f"; {built[1] / tot_loads[1]:.2f}x a bare json.loads of the same bytes  [target <= 2 s]")
+    print(f"json.loads + parse + build_snapshot (one cycle end to end): {full[1]:.3f} s CPU "
+          f"({full[0]:.3f} wall); {full[1] / tot_loads[1]:.2f}x a bare json.loads")
 
     tracemalloc.start()
     decoded = {name: json.loads(raw) for name, raw in bodies.items()}
