@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import requests
 
+from connectors._json import paused_gc
 from connectors.errors import (
     AuthError,
     ConnectorError,
@@ -161,7 +162,8 @@ class HttpClient:
 
 def decode_json(text: str, url: str) -> Any:
     try:
-        return json.loads(text)
+        with paused_gc():  # decoding allocates no cycles; skip the collector's walks
+            return json.loads(text)
     except ValueError as exc:
         raise ParseError(f"{url}: body is not JSON ({exc}): {text[:120]!r}") from exc
 

@@ -164,3 +164,42 @@ def test_simple_auth_sends_user_name_and_none_sends_nothing() -> None:
 def test_tls_verification_is_on_by_default() -> None:
     assert HttpClient().session.verify is True
     assert HttpClient(verify="/etc/ca.pem").session.verify == "/etc/ca.pem"
+
+
+def test_gc_pause_is_counted_across_threads() -> None:
+    """Overlapping pauses from several threads: the collector stays paused until
+    the last one ends, then comes back (never left disabled)."""
+    import gc
+
+    from connectors._json import paused_gc
+
+    assert gc.isenabled()
+    inside, release = threading.Event(), threading.Event()
+
+    def worker() -> None:
+        with paused_gc():
+            inside.set()
+            release.wait(5)
+
+    t = threading.Thread(target=worker)
+    with paused_gc():
+        t.start()
+        inside.wait(5)
+    assert not gc.isenabled()  # the worker's pause is still on
+    release.set()
+    t.join()
+    assert gc.isenabled()
+    barrier = threading.Barrier(8)
+
+    def churn() -> None:
+        barrier.wait()
+        for _ in range(2000):
+            with paused_gc():
+                pass
+
+    threads = [threading.Thread(target=churn) for _ in range(8)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    assert gc.isenabled()
