@@ -13,12 +13,14 @@ import argparse
 import json
 import logging
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from advisor import explain
+from advisor import explain, rollback
+from advisor.actuator import journal_path
 from advisor.daemon import Advisor, cycle_line
 from advisor.metrics import CycleReport
 from advisor.server import AdvisorServer
@@ -75,6 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     rep.set_defaults(handler=cmd_replay)
 
     explain.register(sub)
+    rollback.register(sub)
     classifiers_cli.register(sub)
     return p
 
@@ -95,8 +98,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         overrides.setdefault("server", {})["port"] = args.port
     cfg = load(args.config, overrides)
     setup_logging(cfg)
-    if not cfg.dry_run:
-        log.warning("enforce mode is not available in this version: running dry-run")
+    if not cfg.dry_run and not args.replay:
+        log.warning("ENFORCE mode: the actuator will write to the RM within its guardrails "
+                    "(journal: %s)", journal_path(cfg))
     log.info("configuration: %s", json.dumps(_public(cfg), sort_keys=True))
     if args.replay:
         recording = open_recording(args.replay)
@@ -171,14 +175,19 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def replay_advisor(recording: Recording, cfg: AdvisorConfig) -> Advisor:
-    """An Advisor whose connectors point at the recorded cluster's addresses."""
+    """An Advisor whose connectors point at the recorded cluster's addresses.
+
+    It is dry-run whatever the configuration says, and keeps its state (the
+    actuator's dry-run journal) in a temporary directory, not ``state_dir``.
+    """
     manifest = recording.manifest
     cfg = load(None, {**_public(cfg), "rm": {
         **_public(cfg)["rm"], "urls": recording.rm_urls, "history_url": recording.history_url,
         "auth": {"method": manifest.get("auth_method", "simple"),
                  "user": manifest.get("auth_user", "yarn-advisor"), "principal": None},
         "retry": {"attempts": 1, "base_delay_s": 0.0, "max_delay_s": 0.0, "deadline_s": 1.0}},
-        "dry_run": True})
+        "dry_run": True, "state_dir": tempfile.mkdtemp(prefix="yarn-advisor-replay-"),
+        "actuator": {**_public(cfg)["actuator"], "journal_path": None}})
     return build_advisor(cfg, build_sensor(cfg), persist=False)
 
 

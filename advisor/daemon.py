@@ -47,6 +47,7 @@ class Advisor:
     sensor: Sensor
     decide: Decider = field(default_factory=lambda: Decider(EngineConfig()))
     act: Act = act_dry_run
+    actuator: Any = None  # the Actuator behind ``act``, for its signal handlers and counters
     clock_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
     latest: CycleReport | None = None
     totals: Totals = field(default_factory=Totals)
@@ -113,6 +114,8 @@ class Advisor:
 
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)
+        if self.actuator is not None:
+            self.actuator.install_signal_handlers()  # the run-time kill switch
 
 
 def cycle_line(report: CycleReport) -> str:

@@ -17,12 +17,19 @@ Failures. A policy that raises (or returns something that is not a
 :class:`PolicyResult` of recommendations) is reported in ``errors``, its
 state is carried over unchanged, and the other policies still run.
 
-Conflicts. Two recommendations conflict when they have the same
-``(kind, target)`` (scheduler-wide conf updates all target ``'scheduler'``;
-per-queue conf updates target the queue path). The one from the policy
+Conflicts. Two recommendations that would *write* conflict when they have
+the same ``(kind, target)`` (scheduler-wide conf updates all target
+``'scheduler'``; per-queue conf updates target the queue path); advisory
+kinds (``advise_*``) are never written, so one policy's advice never hides
+another's: they conflict only within one policy. The one from the policy
 earlier in precedence order wins -- within one policy, the first one
 emitted -- and each loser is recorded in the winner's
 ``explanation.conflicts`` as ``{policy, value, rule, summary}``.
+
+Shared state. A policy module may declare ``READS`` (other states' keys): its
+state is then its own mapping plus those keys, copied in read-only (OPERA
+reads this cycle's ``classifier`` predictions and the last cycle's
+``prism`` headroom, PRISM running after it).
 
 States. ``next_states`` holds every key of the incoming (classified) states,
 with the ``next_state`` of each policy that ran successfully replacing its
@@ -37,7 +44,6 @@ step). Reference counting still frees everything; results are unaffected.
 
 from __future__ import annotations
 
-import gc
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -47,6 +53,7 @@ from typing import Any
 from advisor.model import Snapshot
 from advisor.policies import POLICIES, ConfigError, Policy, PolicyResult, build_params
 from advisor.recommendation import JsonDict, Recommendation
+from connectors._json import paused_gc
 
 Classifier = Callable[[Snapshot, Mapping[str, object]], Mapping[str, object]]
 SECTION_KEYS = frozenset({"enabled", "dry_run", "params"})
@@ -179,14 +186,11 @@ def decide(
 
 @contextmanager
 def _gc_paused(pause: bool) -> Iterator[None]:
-    was_enabled = gc.isenabled()
-    if pause:
-        gc.disable()
-    try:
+    if not pause:
         yield
-    finally:
-        if pause and was_enabled:
-            gc.enable()
+        return
+    with paused_gc():
+        yield
 
 
 def _decide(
@@ -217,7 +221,7 @@ def _decide(
         params = section.params if section.params is not None else policy.Params()
         t0 = timer()
         try:
-            result = policy.advise(snapshot, seen.get(name), params)
+            result = policy.advise(snapshot, _state_for(name, policy, seen), params)
             recs = _checked(name, result)
         except Exception as exc:  # isolate policies from each other
             errors.append(PolicyError(name, type(exc).__name__, str(exc)))
@@ -226,6 +230,22 @@ def _decide(
             next_states[name] = result.next_state
         timing[name] = timer() - t0
     return EngineResult(resolve_conflicts(produced), next_states, timing, tuple(errors))
+
+
+def _state_for(name: str, policy: Policy, seen: Mapping[str, object]) -> object:
+    """The policy's own state, plus the other states it declares it ``READS``
+    (e.g. OPERA reads ``classifier`` and ``prism``), copied in under their keys."""
+    own = seen.get(name)
+    reads = [k for k in getattr(policy, "READS", ()) if k in seen]
+    if not reads or not (own is None or isinstance(own, Mapping)):
+        return own
+    return {**(own or {}), **{k: seen[k] for k in reads}}
+
+
+def _conflict_key(r: Recommendation) -> tuple[str, ...]:
+    """Writes conflict per (kind, target); advice (``advise_*``) is never
+    written, so advice from different policies on one target all stands."""
+    return (r.kind, r.target, r.policy) if r.kind.advisory else (r.kind, r.target)
 
 
 def _checked(name: str, result: object) -> list[Recommendation]:
@@ -239,18 +259,18 @@ def _checked(name: str, result: object) -> list[Recommendation]:
 
 
 def resolve_conflicts(recs: list[Recommendation]) -> tuple[Recommendation, ...]:
-    """Keep the first recommendation per ``(kind, target)``; note the losers in it."""
-    first: dict[tuple[str, str], int] = {}
+    """Keep the first recommendation per conflict key; note the losers in it."""
+    first: dict[tuple[str, ...], int] = {}
     losers: dict[int, list[Recommendation]] = {}
     for i, r in enumerate(recs):
-        w = first.setdefault((r.kind, r.target), i)  # == r.key (Kind is a str enum)
+        w = first.setdefault(_conflict_key(r), i)
         if w != i:
             losers.setdefault(w, []).append(r)
     if not losers:
         return tuple(recs)
     out: list[Recommendation] = []
     for i, r in enumerate(recs):
-        if first[(r.kind, r.target)] != i:
+        if first[_conflict_key(r)] != i:
             continue
         if i in losers:
             notes = tuple(

@@ -8,7 +8,7 @@ names, outcomes, policy and kind names; never app or container ids.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -62,9 +62,11 @@ class Totals:
 class AdvisorCollector(Collector):
     """Yields the advisor's metric families from ``latest()`` and ``totals``."""
 
-    def __init__(self, latest: Callable[[], CycleReport | None], totals: Totals) -> None:
+    def __init__(self, latest: Callable[[], CycleReport | None], totals: Totals,
+                 blocked: Callable[[], Mapping[str, int]] = dict) -> None:
         self.latest = latest
         self.totals = totals
+        self.blocked = blocked
 
     def collect(self) -> Iterable[Metric]:
         report = self.latest()
@@ -100,6 +102,11 @@ class AdvisorCollector(Collector):
         for (kind, policy, outcome), n in sorted(self.totals.actions.items()):
             actions.add_metric([kind, policy, outcome], n)
         yield actions
+        blocked = CounterMetricFamily(f"{NS}_actions_blocked", "Actions a guardrail stopped",
+                                      labels=["reason"])
+        for reason, n in sorted(self.blocked().items()):
+            blocked.add_metric([reason], n)
+        yield blocked
         perrors = CounterMetricFamily(f"{NS}_policy_errors", "Policy failures (cycle went on)",
                                       labels=["policy"])
         for policy, n in sorted(self.totals.policy_errors.items()):

@@ -28,7 +28,9 @@ class AdvisorServer:
         self.advisor = advisor
         self.interval_s = interval_s
         self.registry = CollectorRegistry()
-        self.registry.register(AdvisorCollector(lambda: advisor.latest, advisor.totals))
+        self.registry.register(AdvisorCollector(
+            lambda: advisor.latest, advisor.totals,
+            lambda: advisor.actuator.blocked if advisor.actuator is not None else {}))
         self.httpd = ThreadingHTTPServer((host, port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from advisor.actuator import build_actuator
 from advisor.classify import ClassifierHook
 from advisor.daemon import Advisor
 from advisor.decider import Decider
@@ -47,7 +48,9 @@ def build_sensor(cfg: AdvisorConfig, recorder: Recorder | None = None) -> Sensor
 def build_advisor(cfg: AdvisorConfig, sensor: Sensor, persist: bool = True) -> Advisor:
     """The daemon for ``cfg``, sensing with ``sensor`` (live or replayed).
 
-    ``persist`` False (replays) keeps the classifier in memory only.
+    ``persist`` False (replays) keeps the classifier in memory only and gives
+    the actuator no RM to write to (it can only dry-run, journaled in the
+    configured journal).
     """
     hook = None
     if cfg.classifier.enabled:
@@ -55,4 +58,6 @@ def build_advisor(cfg: AdvisorConfig, sensor: Sensor, persist: bool = True) -> A
         hook = ClassifierHook.load(Path(path) if persist else None,
                                    threshold_s=cfg.classifier.threshold_s,
                                    min_confidence=cfg.classifier.min_confidence)
-    return Advisor(sensor, decide=Decider(config_from_dict(cfg.policies), classifier=hook))
+    actuator = build_actuator(cfg, sensor.connectors.rm if persist else None)
+    return Advisor(sensor, decide=Decider(config_from_dict(cfg.policies), classifier=hook),
+                   act=actuator.act, actuator=actuator)

@@ -12,13 +12,16 @@ problem at once.
 from __future__ import annotations
 
 # Imported after the base types: the policy modules import them from here.
-from advisor.policies import haste, matchmaking
+from advisor.policies import anacrac, haste, matchmaking, opera, prism
 from advisor.policies._base import ParamsError, Policy, PolicyResult, raise_problems
 from advisor.policies._config import ConfigError, build_params
 
 POLICIES: dict[str, Policy] = {
     haste.NAME: haste,
     matchmaking.NAME: matchmaking,
+    opera.NAME: opera,
+    anacrac.NAME: anacrac,
+    prism.NAME: prism,
 }
 
 __all__ = [

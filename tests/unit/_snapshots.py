@@ -10,6 +10,7 @@ from advisor.model import (
     ClusterInfo,
     ClusterMetrics,
     Container,
+    ContainerUsage,
     MRJob,
     Node,
     Queue,
@@ -260,4 +261,82 @@ def snapshot(
         apps=tuple(apps),
         containers=tuple(containers),
         **extra,
+    )
+
+
+# --- factories for OPERA / ANACRAC / PRISM (measured usage, phases) ----------
+
+
+def with_util(n: Node, pmem: int = 0, cpu: float = 0.0, node_cpu: float = 0.0) -> Node:
+    """``n`` with a heartbeat utilization (containers' pmem MiB and vcores in use)."""
+    from dataclasses import replace
+
+    from advisor.model import NodeUtilization
+
+    u = NodeUtilization(
+        node_pmem_mb=pmem,
+        node_vmem_mb=pmem,
+        node_cpu=node_cpu,
+        containers_pmem_mb=pmem,
+        containers_vmem_mb=pmem,
+        containers_cpu=cpu,
+    )
+    return replace(n, utilization=u)
+
+
+def usage(cid: str, pmem_mb: float, cpu_percent: float, samples: int = 10) -> ContainerUsage:
+    """NM JMX usage of a container (cpu in percent of one core)."""
+    return ContainerUsage(cid, pmem_mb, pmem_mb, cpu_percent, cpu_percent, 0.0, 0.0, samples)
+
+
+def ctr(
+    cid: str,
+    app_id: str,
+    node_id: str,
+    size: tuple[int, int] = (1024, 1),
+    priority: int = 20,
+    started: int = TS,
+    use: tuple[float, float, int] | None = None,
+    execution_type: str = "GUARANTEED",
+    is_am: bool = False,
+) -> Container:
+    """A running container; ``use`` = (pmem MiB, cpu percent, samples)."""
+    return Container(
+        id=cid,
+        app_id=app_id,
+        node_id=node_id,
+        allocated=res(*size),
+        priority=priority,
+        started_time=started,
+        state="RUNNING",
+        execution_type=execution_type,
+        is_am=is_am,
+        usage=None if use is None else usage(cid, use[0], use[1], use[2]),
+    )
+
+
+def rtask(
+    app_id: str,
+    n: int,
+    kind: str,
+    phase: str = "",
+    progress: float = 0.0,
+    container_id: str = "",
+    node_id: str = "",
+    state: str = "RUNNING",
+) -> Task:
+    """A MapReduce task with its phase, progress (percent) and container."""
+    return Task(
+        id=f"task_{app_id}_{kind}_{n}",
+        job_id=app_id.replace("application", "job"),
+        app_id=app_id,
+        type=kind,
+        state=state,
+        progress=progress,
+        start_time=TS - 10_000,
+        finish_time=0,
+        elapsed_time=10_000,
+        phase=phase,
+        node_id=node_id,
+        container_id=container_id,
     )

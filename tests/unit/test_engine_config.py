@@ -39,7 +39,7 @@ def test_a_valid_section_builds_typed_params() -> None:
     assert isinstance(h.params.memory_weight, float)
     m = cfg.section("matchmaking")
     assert (m.enabled, m.dry_run, m.params) == (False, None, matchmaking.Params())
-    assert cfg.precedence == ("haste", "matchmaking")
+    assert cfg.precedence == ("haste", "matchmaking", "opera", "anacrac", "prism")
 
 
 def test_empty_and_absent_sections_use_defaults() -> None:
@@ -62,7 +62,7 @@ matchmaking:
   params:
     rounds: 0
     hysteresis: 2.0
-opera: {}
+tetris: {}
 """
 
 
@@ -79,7 +79,7 @@ def test_every_problem_is_reported_with_its_path() -> None:
         "policies.matchmaking.dry_run: expected bool or null, got str",
         "policies.matchmaking.params.rounds: must be >= 1, got 0",
         "policies.matchmaking.params.hysteresis: must be in [0, 1), got 2.0",
-        "policies: unknown policy 'opera'",
+        "policies: unknown policy 'tetris'",
     ]
     for e in expected:
         assert any(p.startswith(e) for p in problems), (e, problems)

@@ -1,0 +1,353 @@
+"""The actuator's modes and guardrails: each one is shown stopping an action.
+
+The writer here is an in-memory double of RMWriter (same read-before-write
+contract, the real levers' comparisons); what the real RM does is shown by
+tests/cluster/test_write_*.py.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+from _snapshots import TS, app, container, node, snapshot
+
+from advisor.actuator import Actuator, build_actuator
+from advisor.journal import Journal
+from advisor.model import Snapshot
+from config.schema import ActuatorSettings, Scope, load
+from connectors.errors import StandbyError, UnavailableError
+from connectors.rm_write import WriteOutcome, lever
+
+NOW = TS / 1000 + 5
+APP, OTHER = "application_1_0001", "application_1_0002"
+CID = "container_1_0001_01_000002"
+N1, N2 = "h1:8041", "h2:8041"
+
+
+class FakeRM:
+    """Current values by (kind, target); counts every write and live check."""
+
+    def __init__(self, down: Exception | None = None) -> None:
+        self.values: dict[tuple[str, str], Any] = {
+            ("set_app_priority", APP): 0, ("set_app_priority", OTHER): 0,
+            ("move_app_queue", APP): "root.etl",
+            ("update_node_resource", N1): {"memory_mb": 8192, "vcores": 8},
+            ("replace_node_labels", N1): [],
+            ("signal_container", CID): {"state": "RUNNING", "node": N1},
+            ("kill_app", APP): "RUNNING",
+        }
+        self.sent: list[tuple[str, str, Any]] = []
+        self.down = down
+
+    def ensure_active(self) -> None:
+        if self.down:
+            raise self.down
+
+    def read(self, kind: str, target: str, value: Any = None) -> Any:
+        if kind == "update_scheduler_conf":
+            return {k: self.values.get((kind, f"{target}/{k}")) for k in value}
+        return self.values.get((kind, target))
+
+    def apply(self, kind: str, target: str, value: Any, before_send: Any = None) -> WriteOutcome:
+        previous = self.read(kind, target, value)
+        if lever(kind).same(previous, value):
+            return WriteOutcome(kind, target, previous, "noop")
+        if before_send:
+            before_send(previous)
+        self.sent.append((kind, target, value))
+        if kind == "update_scheduler_conf":
+            for k, v in value.items():
+                self.values[(kind, f"{target}/{k}")] = str(v)
+        else:
+            self.values[(kind, target)] = value
+        return WriteOutcome(kind, target, previous, "applied", {"status": 200}, value)
+
+
+def snap(**kw: Any) -> Snapshot:
+    apps = [app(APP, queue="root.etl", name="etl-nightly"),
+            app(OTHER, queue="root.adhoc", name="adhoc-query")]
+    nodes = [node(N1), node(N2)]
+    s = snapshot(nodes, apps, [container(CID, APP, N1, (1024, 1), 1)])
+    return dataclasses.replace(s, **kw) if kw else s
+
+
+def rec(kind: str = "set_app_priority", target: str = APP, value: Any = 5,
+        previous: Any = 0, policy: str = "haste") -> dict[str, Any]:
+    return {"kind": kind, "target": target, "value": value, "previous": previous,
+            "policy": policy, "explanation": {"rule": "test.rule", "summary": "because"}}
+
+
+def make(tmp_path: Path, rm: FakeRM | None = None, dry_run: bool = False,
+         per_policy: dict[str, bool | None] | None = None, **settings: Any) -> Actuator:
+    base = {"cooldown_s": 0.0, **settings}
+    return Actuator(ActuatorSettings(**base), Journal(tmp_path / "journal.jsonl"),
+                    rm if rm is not None else FakeRM(), dry_run, per_policy or {},
+                    clock=lambda: NOW)
+
+
+def phases(a: Actuator) -> list[tuple[str, str | None]]:
+    return [(r["phase"], r.get("reason")) for r in a.journal.records()]
+
+
+def blocked_by(tmp_path: Path, reason: str, recs: list[dict[str, Any]] | None = None,
+               s: Snapshot | None = None, rm: FakeRM | None = None, **settings: Any) -> FakeRM:
+    """Act once; assert the last recommendation was blocked for ``reason``, nothing sent."""
+    rm = rm or FakeRM()
+    a = make(tmp_path, rm, **settings)
+    recs = recs or [rec()]
+    counts = a.act(recs, s or snap())
+    last = recs[-1]
+    assert counts.get((last["kind"], last["policy"], "blocked"), 0) >= 1, counts
+    assert phases(a)[-1] == ("blocked", reason)
+    assert a.blocked[reason] >= 1
+    return rm
+
+
+def test_enforce_applies_and_journals_intent_then_result(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm)
+    assert a.act([rec(), rec("advise_container_size", value={})], snap()) == {
+        ("set_app_priority", "haste", "applied"): 1,
+        ("advise_container_size", "haste", "advisory"): 1}
+    assert rm.sent == [("set_app_priority", APP, 5)]
+    intent, result = a.journal.records()
+    assert (intent["phase"], intent["previous"], intent["mode"], intent["rule"]) == (
+        "intent", 0, "enforce", "test.rule")
+    assert (result["outcome"], result["observed"]) == ("applied", 5)
+
+
+def test_dry_run_is_the_default_and_sends_nothing(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = build_actuator(load(None, {"state_dir": str(tmp_path)}), None)
+    a.writer, a.clock = rm, lambda: NOW
+    assert a.act([rec()], snap()) == {("set_app_priority", "haste", "dry_run"): 1}
+    assert rm.sent == []
+    (only,) = a.journal.records()
+    assert (only["phase"], only["previous"], only["value"]) == ("dry_run", 0, 5)
+    assert a.journal.path == tmp_path / "journal.jsonl"
+
+
+def test_per_policy_dry_run_overrides_enforce(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm, per_policy={"haste": True})
+    counts = a.act([rec(), rec(target=OTHER, policy="other")], snap())
+    assert counts == {("set_app_priority", "haste", "dry_run"): 1,
+                      ("set_app_priority", "other", "applied"): 1}
+    assert rm.sent == [("set_app_priority", OTHER, 5)]
+
+
+def test_build_actuator_reads_the_policy_sections(tmp_path: Path) -> None:
+    cfg = load(None, {"dry_run": False, "state_dir": str(tmp_path),
+                      "policies": {"haste": {"dry_run": True}}})
+    a = build_actuator(cfg, None)
+    assert not a.enforcing("haste") and not a.enforcing("matchmaking")  # no writer: replay
+    a.writer = FakeRM()
+    assert not a.enforcing("haste") and a.enforcing("matchmaking")
+
+
+def test_kill_switch_config(tmp_path: Path) -> None:
+    blocked_by(tmp_path, "kill_switch", kill_switch=True)
+
+
+def test_kill_switch_file(tmp_path: Path) -> None:
+    stop = tmp_path / "STOP"
+    rm = FakeRM()
+    a = make(tmp_path, rm, kill_switch_file=str(stop))
+    stop.touch()
+    a.act([rec()], snap())
+    stop.unlink()
+    a.act([rec(target=OTHER)], snap())
+    assert phases(a)[0] == ("blocked", "kill_switch")
+    assert rm.sent == [("set_app_priority", OTHER, 5)]
+
+
+def test_kill_switch_signal(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm)
+    old = signal.getsignal(signal.SIGUSR1), signal.getsignal(signal.SIGUSR2)
+    try:
+        a.install_signal_handlers()
+        os.kill(os.getpid(), signal.SIGUSR1)
+        a.act([rec()], snap())
+        os.kill(os.getpid(), signal.SIGUSR2)
+        a.act([rec(target=OTHER)], snap())
+    finally:
+        signal.signal(signal.SIGUSR1, old[0])
+        signal.signal(signal.SIGUSR2, old[1])
+    assert phases(a)[0] == ("blocked", "kill_switch")
+    assert rm.sent == [("set_app_priority", OTHER, 5)]
+
+
+def test_stale_snapshot(tmp_path: Path) -> None:
+    blocked_by(tmp_path, "stale_snapshot", s=snap(taken_at=TS - 600_000),
+               max_snapshot_age_s=120)
+
+
+def test_rm_standby_in_the_snapshot(tmp_path: Path) -> None:
+    s = snap()
+    s = dataclasses.replace(s, cluster=dataclasses.replace(s.cluster, ha_state="STANDBY"))
+    blocked_by(tmp_path, "rm_not_active", s=s)
+
+
+@pytest.mark.parametrize(("error", "reason"), [(StandbyError("no active RM"), "rm_standby"),
+                                               (UnavailableError("refused"), "rm_unavailable")])
+def test_rm_standby_or_unreachable_right_now(tmp_path: Path, error: Exception,
+                                             reason: str) -> None:
+    rm = blocked_by(tmp_path, reason, recs=[rec(), rec(target=OTHER)], rm=FakeRM(down=error))
+    assert rm.sent == []
+
+
+def test_unknown_and_kill_like_kinds(tmp_path: Path) -> None:
+    blocked_by(tmp_path / "a", "unknown_kind", recs=[rec("add_cluster_labels", "cluster", ["x"])])
+    blocked_by(tmp_path / "b", "kill_like_disabled",
+               recs=[rec("signal_container", CID, "GRACEFUL_SHUTDOWN", None)])
+    blocked_by(tmp_path / "c", "kill_like_disabled", recs=[rec("kill_app", APP, "KILLED")])
+    rm = FakeRM()
+    a = make(tmp_path / "d", rm, allow_kill_like=True)
+    a.act([rec("signal_container", CID, "GRACEFUL_SHUTDOWN", None)], snap())
+    assert rm.sent == [("signal_container", CID, "GRACEFUL_SHUTDOWN")]
+
+
+@pytest.mark.parametrize(("scope", "r"), [
+    ({"queues": Scope(allow=["root.adhoc"])}, rec()),
+    ({"queues": Scope(deny=["etl"])}, rec()),
+    ({"apps": Scope(deny=["etl-*"])}, rec()),
+    ({"apps": Scope(allow=[OTHER])}, rec()),
+    ({"queues": Scope(deny=["root.default"])}, rec("move_app_queue", APP, "default", "root.etl")),
+    ({"nodes": Scope(deny=["h1"])}, rec("update_node_resource", N1, {"memory_mb": 12288})),
+    ({"nodes": Scope(allow=["h2*"])}, rec("replace_node_labels", N1, ["x"], [])),
+    ({"queues": Scope(allow=["root.etl"])},
+     rec("update_scheduler_conf", "scheduler", {"yarn.scheduler.capacity.node-locality-delay": 5})),
+    ({"queues": Scope(deny=["root.adhoc"])},
+     rec("update_scheduler_conf", "root.adhoc", {"maximum-capacity": 60})),
+    ({"allow_kill_like": True, "nodes": Scope(deny=[N1])},
+     rec("signal_container", CID, "GRACEFUL_SHUTDOWN", None)),
+])
+def test_out_of_scope(tmp_path: Path, scope: dict[str, Any], r: dict[str, Any]) -> None:
+    blocked_by(tmp_path, "out_of_scope", recs=[r], **scope)
+
+
+def test_in_scope_passes(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm, queues=Scope(allow=["etl", "root.adhoc"]), apps=Scope(deny=["x*"]))
+    a.act([rec(), rec("update_scheduler_conf", "root.adhoc", {"maximum-capacity": 60}, None)],
+          snap())
+    assert len(rm.sent) == 2
+
+
+def test_unknown_target(tmp_path: Path) -> None:
+    blocked_by(tmp_path, "unknown_target", recs=[rec(target="application_9_0009")])
+
+
+def test_cooldown_per_target(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm, cooldown_s=300)
+    a.act([rec(value=5)], snap())
+    a.act([rec(value=7, previous=5), rec(target=OTHER)], snap())
+    assert phases(a)[2] == ("blocked", "cooldown")
+    assert rm.sent == [("set_app_priority", APP, 5), ("set_app_priority", OTHER, 5)]
+
+
+def test_max_actions_per_target(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm, max_actions_per_target=2)
+    for v in (3, 6, 9):
+        a.act([rec(value=v, previous=None)], snap())
+    assert [s[2] for s in rm.sent] == [3, 6]
+    assert phases(a)[-1] == ("blocked", "max_per_target")
+
+
+def test_max_actions_per_cycle(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm, max_actions_per_cycle=1)
+    assert a.act([rec(), rec(target=OTHER)], snap()) == {
+        ("set_app_priority", "haste", "applied"): 1, ("set_app_priority", "haste", "blocked"): 1}
+    assert phases(a)[-1] == ("blocked", "max_per_cycle")
+
+
+def test_max_per_cycle_also_bounds_dry_run(tmp_path: Path) -> None:
+    a = make(tmp_path, dry_run=True, max_actions_per_cycle=1)
+    assert a.act([rec(), rec(target=OTHER)], snap()) == {
+        ("set_app_priority", "haste", "dry_run"): 1, ("set_app_priority", "haste", "blocked"): 1}
+
+
+def test_min_change_against_the_snapshot(tmp_path: Path) -> None:
+    blocked_by(tmp_path / "a", "min_change", recs=[rec(value=1, previous=0)],
+               min_priority_delta=2)
+    blocked_by(tmp_path / "b", "min_change", recs=[rec(
+        "update_node_resource", N1, {"memory_mb": 8600, "vcores": 8},
+        {"memory_mb": 8192, "vcores": 8})], min_change_fraction=0.1)
+    blocked_by(tmp_path / "c", "min_change", recs=[rec(
+        "update_scheduler_conf", "scheduler", {"yarn.scheduler.capacity.node-locality-delay": 41},
+        {"yarn.scheduler.capacity.node-locality-delay": "40"})])
+
+
+def test_min_change_against_the_live_value(tmp_path: Path) -> None:
+    """The snapshot said 0, the RM says 4 by now: 4 -> 5 is too small; nothing sent."""
+    rm = FakeRM()
+    rm.values[("set_app_priority", APP)] = 4
+    a = make(tmp_path, rm, min_priority_delta=2)
+    assert a.act([rec(value=5, previous=0)], snap()) == {
+        ("set_app_priority", "haste", "blocked"): 1}
+    assert rm.sent == []
+    (only,) = a.journal.records()
+    assert (only["reason"], only["previous"]) == ("min_change", 4)
+
+
+def test_already_there_is_a_noop(tmp_path: Path) -> None:
+    rm = FakeRM()
+    rm.values[("set_app_priority", APP)] = 5
+    a = make(tmp_path, rm)
+    assert a.act([rec(value=5, previous=0)], snap()) == {("set_app_priority", "haste", "noop"): 1}
+    assert rm.sent == []
+
+
+def test_a_restart_keeps_cooldowns(tmp_path: Path) -> None:
+    rm = FakeRM()
+    make(tmp_path, rm, cooldown_s=300).act([rec()], snap())
+    again = make(tmp_path, rm, cooldown_s=300)
+    again.act([rec(value=8, previous=5)], snap())
+    assert phases(again)[-1] == ("blocked", "cooldown")
+    assert len(rm.sent) == 1
+
+
+def test_a_rollback_holds_the_target(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm, rollback_hold_s=600)
+    # another process (yarn-advisor rollback) journals a restore of APP's priority
+    Journal(tmp_path / "journal.jsonl").append({
+        "id": "r1", "phase": "intent", "policy": "rollback", "kind": "set_app_priority",
+        "target": APP, "value": 0, "previous": 5, "rollback_of": "x", "ts": NOW - 10})
+    a.act([rec(), rec(target=OTHER)], snap())
+    assert phases(a)[1] == ("blocked", "rollback_hold")
+    assert rm.sent == [("set_app_priority", OTHER, 5)]
+
+
+def test_counters_by_outcome_and_reason(tmp_path: Path) -> None:
+    a = make(tmp_path, max_actions_per_cycle=1)
+    a.act([rec(), rec(target=OTHER)], snap())
+    a.act([rec(target=OTHER)], snap())
+    assert a.totals == {("set_app_priority", "haste", "applied"): 2,
+                        ("set_app_priority", "haste", "blocked"): 1}
+    assert a.blocked == {"max_per_cycle": 1}
+
+
+def test_a_repeated_block_is_counted_but_journaled_once(tmp_path: Path) -> None:
+    a = make(tmp_path, kill_switch=True)
+    for _ in range(3):
+        a.act([rec()], snap())
+    a.act([rec(value=6)], snap())
+    assert a.blocked == {"kill_switch": 4}
+    assert [r["value"] for r in a.journal.records()] == [5, 6]
+
+
+def test_a_malformed_value_is_invalid_not_a_crash(tmp_path: Path) -> None:
+    a = make(tmp_path)
+    counts = a.act([rec(value={"not": "a priority"}), rec(target=OTHER)], snap())
+    assert counts == {("set_app_priority", "haste", "invalid"): 1,
+                      ("set_app_priority", "haste", "applied"): 1}

@@ -1,0 +1,88 @@
+"""Rollback's choice of actions and of restoring writes (on the journal alone).
+
+Restores on the real RM: tests/cluster/test_write_levers.py and
+tests/cluster/test_rollback_cli.py.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.journal import Action, Journal
+from advisor.rollback import inverse, parse_time, register, rollback, select
+
+
+def act(aid: str, ts: float, kind: str = "set_app_priority", target: str = "app_1",
+        value: Any = 5, previous: Any = 0, outcome: str = "applied", sent: bool = True,
+        policy: str = "haste", rollback_of: str | None = None, answer: Any = None) -> Action:
+    return Action(aid, ts, kind, target, policy, value, previous, sent, outcome, answer,
+                  rollback_of)
+
+
+def test_select_since_newest_first_skipping_what_needs_no_undo() -> None:
+    actions = [
+        act("old", 10), act("a", 100), act("b", 200, value=9, previous=5),
+        act("noop", 150, sent=False, outcome="noop"),
+        act("refused", 160, outcome="refused"),
+        act("crashed", 170, outcome=""),          # intent journaled, no result: undo it
+        act("done", 180), act("r", 190, policy="rollback", rollback_of="done"),
+    ]
+    assert [a.id for a in select(actions, since=50)] == ["b", "crashed", "a"]
+    assert [a.id for a in select(actions, action_id="r")] == ["r"]
+
+
+def test_inverse_of_each_kind() -> None:
+    assert inverse(act("a", 1, "update_scheduler_conf", "scheduler", {"k": 5},
+                       {"k": None})) == [("update_scheduler_conf", "scheduler", {"k": None})]
+    assert inverse(act("a", 1, "replace_node_labels", "h:1", ["x"], [],
+                       answer={"status": 200, "added_cluster_labels": ["x"]})) == [
+        ("replace_node_labels", "h:1", []), ("remove_cluster_labels", "cluster", ["x"])]
+    assert inverse(act("a", 1, "add_cluster_labels", "cluster", ["x", "y"], ["y"])) == [
+        ("remove_cluster_labels", "cluster", ["x"])]
+    assert inverse(act("a", 1, "remove_cluster_labels", "cluster", ["x", "z"], ["x"])) == [
+        ("add_cluster_labels", "cluster", ["x"])]
+
+
+def test_irreversible_actions_are_reported_and_journaled(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.jsonl")
+    steps = rollback(j, writer=None, actions=[  # type: ignore[arg-type]
+        act("s", 1, "signal_container", "container_1_0001_01_000002", "GRACEFUL_SHUTDOWN",
+            {"state": "RUNNING"})])
+    assert [s["outcome"] for s in steps] == ["irreversible"]
+    (rec,) = j.records()
+    assert (rec["policy"], rec["rollback_of"], rec["phase"]) == ("rollback", "s", "blocked")
+
+
+def test_dry_run_rollback_only_journals(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.jsonl")
+    steps = rollback(j, writer=None, actions=[act("a", 1)], dry_run=True)  # type: ignore[arg-type]
+    assert [(s["outcome"], s["value"], s["rollback_of"]) for s in steps] == [("dry_run", 0, "a")]
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("1700000000", 1_700_000_000.0), ("30m", 10_000.0 - 1800), ("2h", 10_000.0 - 7200),
+    ("2023-11-14T22:13:20Z", 1_700_000_000.0), ("2023-11-14T23:13:20+01:00", 1_700_000_000.0),
+])
+def test_parse_time(text: str, expected: float) -> None:
+    assert parse_time(text, now=10_000.0) == expected
+
+
+@pytest.mark.parametrize("text", ["yesterday", "2023-11-14T22:13:20"])
+def test_parse_time_rejects(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        parse_time(text, now=0.0)
+
+
+def test_cli_needs_since_or_action() -> None:
+    p = argparse.ArgumentParser()
+    register(p.add_subparsers(dest="command"))
+    args = p.parse_args(["rollback", "--since", "1h", "--config", "c.yaml", "--json"])
+    assert (args.since, args.action, args.config, args.json) == ("1h", None, "c.yaml", True)
+    with pytest.raises(SystemExit):
+        p.parse_args(["rollback"])
+    with pytest.raises(SystemExit):
+        p.parse_args(["rollback", "--since", "1h", "--action", "x"])

@@ -1,0 +1,165 @@
+"""The journal: append-only, fsync'd JSON lines; journaled_write's order of events."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from advisor.journal import Journal, journaled_write
+from connectors.errors import AuthError, StandbyError, TimeoutError_
+from connectors.rm_write import WriteOutcome
+
+
+class OneValue:
+    """A writer double holding one value per (kind, target); it can fail on send."""
+
+    def __init__(self, value: Any, fail: Exception | None = None, applies: bool = True) -> None:
+        self.value, self.fail, self.applies = value, fail, applies
+        self.sends = 0
+        self.events: list[str] = []
+
+    def ensure_active(self) -> None:
+        pass
+
+    def read(self, kind: str, target: str, value: Any = None) -> Any:
+        return self.value
+
+    def apply(self, kind: str, target: str, value: Any, before_send: Any = None) -> WriteOutcome:
+        previous = self.value
+        if previous == value:
+            return WriteOutcome(kind, target, previous, "noop")
+        if before_send:
+            before_send(previous)
+        self.events.append("send")
+        self.sends += 1
+        if self.applies:
+            self.value = value
+        if self.fail:
+            raise self.fail
+        return WriteOutcome(kind, target, previous, "applied", {"status": 200}, self.value)
+
+
+def base(value: Any = 7) -> dict[str, Any]:
+    return {"id": "a1", "kind": "set_app_priority", "target": "application_1_0001",
+            "policy": "haste", "value": value}
+
+
+def test_append_adds_time_and_fsyncs_each_line(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    j = Journal(tmp_path / "sub" / "journal.jsonl")
+    j.append({"phase": "dry_run", "id": "x"})
+    j.append({"phase": "dry_run", "id": "y", "ts": 1_700_000_000.5})
+    assert len(synced) >= 2  # every line (plus the new directory entry once)
+    lines = (tmp_path / "sub" / "journal.jsonl").read_text().splitlines()
+    recs = [json.loads(x) for x in lines]
+    assert [r["id"] for r in recs] == ["x", "y"]
+    assert recs[1]["time"] == "2023-11-14T22:13:20.500Z"
+    assert all(isinstance(r["ts"], float) for r in recs)
+
+
+def test_torn_and_unterminated_lines(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    j = Journal(path)
+    j.append({"id": "a", "phase": "intent"})
+    with open(path, "ab") as fh:
+        fh.write(b'{"id": "torn", "pha\n')   # a crash mid-line, then the daemon went on
+    j.append({"id": "b", "phase": "intent"})
+    with open(path, "ab") as fh:
+        fh.write(b'{"id": "c", "phase"')      # being written right now
+    recs, offset = j.read()
+    assert [r["id"] for r in recs] == ["a", "b"]
+    assert j.torn_lines == 1
+    with open(path, "ab") as fh:
+        fh.write(b': "intent"}\n')
+    more, _ = j.read(offset)
+    assert [r["id"] for r in more] == ["c"]
+
+
+def test_intent_is_on_disk_before_the_write_and_result_after(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.jsonl")
+    w = OneValue(0)
+    seen_at_send: list[list[str]] = []
+    real_apply = w.apply
+
+    def apply(*args: Any, **kw: Any) -> WriteOutcome:
+        inner = kw.get("before_send") or args[3]
+
+        def before(prev: Any) -> None:
+            inner(prev)
+            seen_at_send.append([r["phase"] for r in j.records()])
+        return real_apply(args[0], args[1], args[2], before)
+
+    w.apply = apply  # type: ignore[method-assign]
+    outcome, result = journaled_write(w, j, base())
+    assert outcome == "applied"
+    assert seen_at_send == [["intent"]]
+    intent, res = j.records()
+    assert (intent["phase"], intent["previous"], intent["value"]) == ("intent", 0, 7)
+    assert (res["phase"], res["outcome"], res["sent"], res["observed"]) == ("result", "applied",
+                                                                           True, 7)
+    assert res["answer"] == {"status": 200} and result == res
+    (action,) = j.actions()
+    assert (action.id, action.previous, action.value, action.sent, action.outcome) == (
+        "a1", 0, 7, True, "applied")
+
+
+def test_noop_sends_nothing_and_writes_no_intent(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.jsonl")
+    w = OneValue(7)
+    assert journaled_write(w, j, base())[0] == "noop"
+    assert w.sends == 0
+    assert [r["phase"] for r in j.records()] == ["result"]
+    assert j.actions()[0].sent is False
+
+
+def test_lost_answer_is_read_back_never_resent(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.jsonl")
+    applied = OneValue(0, TimeoutError_("PUT ...: timed out"))
+    assert journaled_write(applied, j, base())[0] == "applied"
+    lost = OneValue(0, TimeoutError_("PUT ...: timed out"), applies=False)
+    assert journaled_write(lost, j, {**base(), "id": "a2"})[0] == "unknown"
+    assert applied.sends == lost.sends == 1
+    results = [r for r in j.records() if r["phase"] == "result"]
+    assert [(r["outcome"], r["observed"], r["sent"]) for r in results] == [
+        ("applied", 7, True), ("unknown", 0, True)]
+    assert all("timed out" in r["error"] for r in results)
+
+
+@pytest.mark.parametrize(("exc", "outcome"), [
+    (AuthError(403, "u", "Only admins"), "refused"),
+    (StandbyError("307"), "standby"),
+    (ValueError("a node carries at most one partition label"), "invalid"),
+])
+def test_refusals_are_journaled_with_the_error(tmp_path: Path, exc: Exception,
+                                               outcome: str) -> None:
+    j = Journal(tmp_path / "j.jsonl")
+    w = OneValue(0, exc, applies=False)
+    assert journaled_write(w, j, base())[0] == outcome
+    intent, res = j.records()
+    assert intent["previous"] == 0
+    assert res["outcome"] == outcome and res["sent"] is True
+    assert type(exc).__name__ in res["error"]
+
+
+def test_a_veto_journals_and_sends_nothing(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "j.jsonl")
+    w = OneValue(0)
+
+    def veto(previous: Any) -> None:
+        raise LookupError("too small")
+
+    with pytest.raises(LookupError):
+        journaled_write(w, j, base(), veto)
+    assert w.sends == 0 and list(j.records()) == []

@@ -1,0 +1,244 @@
+"""The opera policy on small Snapshots: lending to short tasks, taking back under
+contention, reservations across cycles, the state and the classifier's predictions."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pytest
+from _snapshots import TS, J, app, ctr, node, rr, snapshot, with_util
+
+from advisor.engine import EngineConfig, config_from_dict, decide
+from advisor.model import Snapshot
+from advisor.policies import opera
+from advisor.policies.opera_inputs import prediction_of
+from advisor.recommendation import Kind, Recommendation
+
+A, B = "application_1_0001", "application_1_0002"
+N1 = "n1:1"
+BASE = (8192, 8)
+
+
+def _full_node(extra: int = 0, pmem: int = 2048, cpu: float = 2.0, total: tuple[int, int] = BASE,
+               b_started: int = TS) -> tuple[Any, list[Any]]:
+    """n1 fully allocated to A (4 x 2 GiB/2) plus ``extra`` B containers of 1 GiB/1."""
+    cs = [ctr(f"c_a{i}", A, N1, (2048, 2), started=TS - 100_000 + i) for i in range(4)]
+    cs += [ctr(f"c_b{i}", B, N1, (1024, 1), started=b_started + i) for i in range(extra)]
+    used = (8192 + 1024 * extra, 8 + extra)
+    n = with_util(node(N1, total=total, used=used, containers=len(cs)), pmem, cpu)
+    return n, cs
+
+
+def _snap(pending: int = 3, extra: int = 0, taken_at: int = TS, **kw: Any) -> Snapshot:
+    n, cs = _full_node(extra, **kw)
+    apps = [
+        app(A, allocated=(8192, 8), running=4),
+        app(B, [rr(20, 1024, 1, pending)] if pending else [], allocated=(1024 * extra, extra),
+            running=extra),
+    ]
+    return snapshot(nodes=[n], apps=apps, containers=cs, taken_at=taken_at)
+
+
+def _short(state: Mapping[str, Any] | None = None, **pred: object) -> dict[str, Any]:
+    out = dict(state or {})
+    out["predictions"] = pred or {f"{B}:20": "short"}
+    return out
+
+
+def _kinds(recs: tuple[Recommendation, ...], kind: Kind) -> dict[str, Recommendation]:
+    return {r.target: r for r in recs if r.kind is kind}
+
+
+def test_everything_long_lends_nothing_but_reserves() -> None:
+    res = opera.advise(_snap(), None, opera.Params())
+    assert res.recommendations == ()
+    st = J(res.next_state)
+    # multi-chance: the three long tasks fill the reservation queue (eps_r = 3)
+    assert st["reservations"] == {N1: [[f"{B}:20", 1]] * 3}
+    assert st["bases"] == {} and st["lent"] == {}
+    json.dumps(st)
+
+
+def test_short_tasks_get_the_idle_reserved_resources() -> None:
+    res = opera.advise(_snap(), _short(), opera.Params())
+    rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
+    # OA = C - TU - BR = (8192 - 2048 - 1024, 8 - 2 - 1) = (5120, 5): three 1 GiB/1 tasks fit
+    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 8 + 3}
+    assert rec.previous == {"memory_mb": 8192, "vcores": 8}
+    e = rec.explanation
+    assert e.rule == "opera.opportunistic_assign"
+    assert list(J(e.inputs)["lent_to"]) == [
+        {"group": f"{B}:20", "app": B, "priority": 20, "memory_mb": 1024.0, "vcores": 1.0,
+         "tasks": 3, "prediction": "short"}]
+    assert J(e.scores)["oa_after"] == {"memory_mb": 2048.0, "vcores": 2.0}
+    assert J(e.inputs)["usage"]["source"] == "nm_heartbeat"
+    st = J(res.next_state)
+    assert st["bases"] == {N1: [8192.0, 8.0]}
+    assert st["lent"] == {N1: {"memory_mb": 3072, "vcores": 3}}
+    json.dumps([r.to_dict() for r in res.recommendations])
+
+
+def test_strict_reservation_lends_one_task_per_heartbeat() -> None:
+    res = opera.advise(_snap(), _short(), opera.Params(reservation="strict"))
+    assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
+        "memory_mb": 9216, "vcores": 9}
+    res = opera.advise(_snap(), _short(), opera.Params(reservation="strict",
+                                                      node_updates_per_cycle=2))
+    assert J(_kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value)["vcores"] == 10
+
+
+def test_neutral_and_aggressive_do_not_block_resources() -> None:
+    res = opera.advise(_snap(pending=6), _short(), opera.Params(relief_policy="NEUTRAL"))
+    # OA = (6144, 6) without BR: five tasks fit strictly below it
+    assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
+        "memory_mb": 8192 + 5120, "vcores": 13}
+
+
+def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -> None:
+    first = opera.advise(_snap(), _short(), opera.Params())
+    # the RM raised n1 and placed B's three tasks; now memory is contended
+    raised = (11264, 11)
+    snap = _snap(pending=0, extra=3, pmem=7900, cpu=3.0, total=raised, taken_at=TS + 30_000)
+    res = opera.advise(snap, _short(J(first.next_state)), opera.Params())
+    rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192, "vcores": 8}
+    assert rec.explanation.rule == "opera.relieve_contention"
+    assert J(rec.explanation.scores)["contention"] == "Memory"
+    assert J(rec.explanation.inputs)["opportunistic_containers"] == 3
+    assert not _kinds(res.recommendations, Kind.SIGNAL_CONTAINER)  # kill-like is opt-in
+    st = J(res.next_state)
+    assert st["blocks"][N1] == {"br": [2048.0, 2.0], "bt_ms": 120_000.0, "last_relief": TS + 30_000}
+    res = opera.advise(snap, _short(J(first.next_state)), opera.Params(signal_containers=True))
+    sig = _kinds(res.recommendations, Kind.SIGNAL_CONTAINER)
+    assert list(sig) == ["c_b2"]  # the most recently launched opportunistic container
+    assert sig["c_b2"].value == "GRACEFUL_SHUTDOWN"
+    assert sig["c_b2"].explanation.rule == "opera.relieve_contention.kill"
+
+
+def test_aggressive_keeps_opportunistic_tasks_under_cpu_contention() -> None:
+    first = opera.advise(_snap(), _short(), opera.Params(relief_policy="AGGRESSIVE"))
+    snap = _snap(pending=0, extra=3, pmem=4000, cpu=10.9, total=(11264, 11))
+    res = opera.advise(snap, first.next_state, opera.Params(relief_policy="AGGRESSIVE",
+                                                            signal_containers=True))
+    assert res.recommendations == ()  # still running on borrowed headroom: keep the capacity
+    assert J(res.next_state)["bases"] == {N1: [8192.0, 8.0]}
+
+
+def test_headroom_goes_back_when_the_short_tasks_drained() -> None:
+    first = opera.advise(_snap(), _short(), opera.Params())
+    snap = _snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 60_000)
+    res = opera.advise(snap, first.next_state, opera.Params())
+    rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192, "vcores": 8}
+    assert rec.explanation.rule == "opera.return_headroom"
+    assert J(res.next_state)["bases"] == {}
+
+
+def test_preserve_block_is_released_after_a_quiet_block_time() -> None:
+    st: dict[str, Any] = {"blocks": {N1: {"br": [2048.0, 2.0], "bt_ms": 120_000.0,
+                                          "last_relief": TS}}}
+    res = opera.advise(_snap(pending=0, taken_at=TS + 60_000), st, opera.Params())
+    assert J(res.next_state)["blocks"][N1]["br"] == [2048.0, 2.0]  # within BT
+    res = opera.advise(_snap(pending=0, taken_at=TS + 120_001), st, opera.Params())
+    assert J(res.next_state)["blocks"] == {}  # back to the initial BR/BT: not stored
+
+
+def test_reservations_and_skip_counts_persist_across_cycles() -> None:
+    p = opera.Params(eps_r=1, eps_s=2)
+    st = opera.advise(_snap(), None, p).next_state
+    assert J(st)["reservations"] == {N1: [[f"{B}:20", 1], [f"{B}:20", 1]]}
+    st = opera.advise(_snap(), st, p).next_state
+    assert J(st)["reservations"] == {N1: [[f"{B}:20", 2], [f"{B}:20", 2]]}
+    st = opera.advise(_snap(), st, p).next_state
+    # skip 3 > eps_s: the node waits for the first reserved task (Alg 4 line 13)
+    assert J(st)["reservations"] == {N1: [[f"{B}:20", 3], [f"{B}:20", 2]]}
+    st = opera.advise(_snap(pending=0), st, p).next_state
+    assert J(st)["reservations"] == {}  # the group is no longer pending: reservations dropped
+
+
+def test_memory_only_scheduler_ignores_vcores() -> None:
+    n, cs = _full_node()
+    from dataclasses import replace
+
+    from advisor.model import Resources
+
+    n = replace(n, used=Resources(8192, 12))  # more vcores allocated than the node has
+    snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 4, 2)])], containers=cs)
+    assert opera.memory_only(snap, opera.Params())
+    rec = _kinds(opera.advise(snap, _short(), opera.Params()).recommendations,
+                 Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 8}
+    assert not opera.memory_only(snap, opera.Params(resource_calculator="dominant"))
+
+
+def test_unmeasured_usage_uses_allocation_less_prism_headroom() -> None:
+    cs = [ctr(f"c_a{i}", A, N1, (2048, 2)) for i in range(4)]
+    n = node(N1, used=BASE, containers=4)  # no heartbeat utilization, no JMX usage
+    snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 1, 2)])], containers=cs)
+    assert opera.advise(snap, _short(), opera.Params()).recommendations == ()  # OA <= 0
+    st = _short({"prism": {"idle_headroom": {N1: {"memory_mb": 6144, "vcores": 5}}}})
+    rec = _kinds(opera.advise(snap, st, opera.Params()).recommendations,
+                 Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 10}
+    assert J(rec.explanation.inputs)["usage"]["source"] == "allocation-prism_headroom"
+
+
+@pytest.mark.parametrize(
+    ("preds", "eligible"),
+    [
+        ({f"{B}:20": "short"}, True),
+        ({f"{B}/20": {"short": True, "p_short": 0.8, "reason": "nb"}}, True),
+        ({f"{B}/20": {"short": True, "p_short": 0.2}}, False),
+        ({f"{B}/20": {"short": False, "p_short": None}, B: "short"}, False),
+        ({B: "short"}, True),
+        ({f"{B}:20": {"label": "short", "confidence": 0.9}}, True),
+        ({f"{B}:20": {"class": "short", "p_short": 0.4}}, False),
+        ({f"{B}:20": {"short": True}}, True),
+        ({f"{B}:20": {"short": False}}, False),
+        ({f"{B}:20": "long"}, False),
+        ({f"{B}:20": 17}, False),
+        ({}, False),
+    ],
+)
+def test_prediction_formats(preds: dict[str, object], eligible: bool) -> None:
+    assert prediction_of(preds, B, 20, 0.5)[0] is eligible
+
+
+def test_reads_the_classifier_hooks_payload() -> None:
+    st = {"classifier": {"threshold_s": 60.0, "groups": {
+        f"{B}/20": {"short": True, "p_short": 0.9, "reason": "nb", "stage": "map",
+                    "memory_mb": 1024, "pending": 3}}}}
+    rec = _kinds(opera.advise(_snap(), st, opera.Params()).recommendations,
+                 Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
+
+
+def test_garbage_state_is_ignored() -> None:
+    bad: dict[str, Any] = {"bases": {N1: "x"}, "blocks": {N1: [1]}, "reservations": {N1: "y"},
+                           "predictions": "nope", "prism": 3}
+    res = opera.advise(_snap(), bad, opera.Params())
+    assert res.recommendations == ()
+
+
+def test_params_validation() -> None:
+    with pytest.raises(ValueError, match="rho"):
+        opera.Params(rho=1.5)
+    with pytest.raises(ValueError, match="alpha"):
+        opera.Params(alpha=1.0)
+    cfg = config_from_dict({"opera": {"params": {"relief_policy": "NEUTRAL", "eps_r": 2}}})
+    assert cfg.section("opera").params.relief_policy == "NEUTRAL"
+
+
+def test_engine_runs_opera_with_the_classifier_hook_predictions() -> None:
+    def hook(snap: Snapshot, states: Mapping[str, object]) -> Mapping[str, object]:
+        out = dict(states)
+        out["opera"] = _short(J(states.get("opera")))
+        return out
+
+    result = decide(_snap(), {}, EngineConfig(), classifier=hook)
+    assert not result.errors
+    assert any(r.policy == "opera" and r.kind is Kind.UPDATE_NODE_RESOURCE
+               for r in result.recommendations)
+    assert "predictions" not in J(result.next_states["opera"])  # not carried over
