@@ -74,6 +74,9 @@ class Actuator:
     global_dry_run: bool = True
     policy_dry_run: Mapping[str, bool | None] = field(default_factory=dict)
     clock: Callable[[], float] = time.time
+    # replays: "now" is the replayed snapshot's own time, so staleness,
+    # cooldowns and windows behave as they would have on the recorded cluster
+    snapshot_clock: bool = False
     halted: bool = False  # the run-time kill switch (SIGUSR1 / SIGUSR2)
     totals: Counter[tuple[str, str, str]] = field(default_factory=Counter)
     blocked: Counter[str] = field(default_factory=Counter)
@@ -97,7 +100,7 @@ class Actuator:
 
     def act(self, recs: list[dict[str, Any]], snapshot: Snapshot) -> Counts:
         """The daemon's act step: counts by (kind, policy, outcome)."""
-        now = self.clock()
+        now = snapshot.taken_at / 1000 if self.snapshot_clock else self.clock()
         records, self._offset = self.journal.read(self._offset)
         for rec in records:  # rollbacks journaled by another process
             self._learn(rec, now, own=False)
@@ -290,10 +293,12 @@ def journal_path(cfg: AdvisorConfig) -> Path:
     return Path(cfg.actuator.journal_path or Path(cfg.state_dir) / "journal.jsonl")
 
 
-def build_actuator(cfg: AdvisorConfig, rm: RMClient | None) -> Actuator:
-    """The actuator for ``cfg``; with ``rm`` None (replay) it can only dry-run."""
+def build_actuator(cfg: AdvisorConfig, rm: RMClient | None, replay: bool = False) -> Actuator:
+    """The actuator for ``cfg``; with ``rm`` None it can only dry-run; ``replay``
+    takes the time from each replayed snapshot."""
     s = cfg.actuator
     writer = RMWriter(rm, s.overcommit_timeout_ms) if rm is not None else None
     per_policy = {name: sec.get("dry_run") for name, sec in cfg.policies.items()
                   if isinstance(sec, Mapping)}
-    return Actuator(s, Journal(journal_path(cfg)), writer, cfg.dry_run, per_policy)
+    return Actuator(s, Journal(journal_path(cfg)), writer, cfg.dry_run, per_policy,
+                    snapshot_clock=replay)

@@ -58,6 +58,7 @@ def build_advisor(cfg: AdvisorConfig, sensor: Sensor, persist: bool = True) -> A
         hook = ClassifierHook.load(Path(path) if persist else None,
                                    threshold_s=cfg.classifier.threshold_s,
                                    min_confidence=cfg.classifier.min_confidence)
-    actuator = build_actuator(cfg, sensor.connectors.rm if persist else None)
+    actuator = build_actuator(cfg, sensor.connectors.rm if persist else None,
+                              replay=not persist)
     return Advisor(sensor, decide=Decider(config_from_dict(cfg.policies), classifier=hook),
                    act=actuator.act, actuator=actuator)

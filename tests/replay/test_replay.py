@@ -274,3 +274,17 @@ def test_run_replay_serves_metrics_and_stops_on_sigterm(recording_dir: Path) -> 
         finally:
             if proc.poll() is None:
                 proc.kill()
+
+
+def test_replay_journals_dry_run_actions_in_its_own_directory(recording: Recording,
+                                                               tmp_path: Path) -> None:
+    state_dir = tmp_path / "state"
+    advisor = replay_advisor(recording, load(None, {"state_dir": str(state_dir)}))
+    reports = list(replay_cycles(advisor, recording))
+    outcomes = Counter(o for r in reports for (_, _, o), n in r.actions.items() for _ in range(n))
+    assert outcomes["dry_run"] > 0 and outcomes["applied"] == 0
+    journal = advisor.actuator.journal.path
+    assert not str(journal).startswith(str(state_dir)) and not state_dir.exists()
+    lines = [json.loads(line) for line in journal.read_text().splitlines()]
+    assert sum(1 for rec in lines if rec.get("outcome") == "dry_run") == outcomes["dry_run"]
+    assert all(rec.get("mode") == "dry_run" for rec in lines)
