@@ -210,6 +210,10 @@ class MiniCluster:
             "mapreduce.map.memory.mb": 512,
             "mapreduce.reduce.memory.mb": 512,
             "mapreduce.job.ubertask.enable": "false",
+            # no speculative attempts: on a loaded 2-core machine they would add
+            # containers that tests (and recordings) did not ask for
+            "mapreduce.map.speculative": "false",
+            "mapreduce.reduce.speculative": "false",
             "mapreduce.job.reduce.slowstart.completedmaps": 1.0,
         }
 
