@@ -47,6 +47,21 @@ WORKLOAD: list[tuple[float, str, dict[str, object]]] = [
 ]
 
 
+# Many short jobs of one kind, submitted one after another while long
+# distributed-shell containers keep the nodes busy: the classifier learns that
+# these maps are short, so OPERA has short pending work to lend idle reserved
+# resources to (what the mini-hetero recording is too short to show).
+SHORT_STREAM: list[tuple[float, str, dict[str, object]]] = [
+    (0, "dshell", dict(queue="adhoc", containers=2, command="sleep 200", container_mb=1024,
+                       name="busy-shell")),
+    *((2 + 14 * i, "sleep", dict(queue="default", maps=6, reduces=1, map_ms=3000,
+                                 reduce_ms=1000, map_mb=768, reduce_mb=512,
+                                 tags=f"stream:{i}"))
+      for i in range(10)),
+]
+WORKLOADS = {"hetero": WORKLOAD, "short-stream": SHORT_STREAM}
+
+
 def submit(cluster: MiniCluster, kind: str, args: dict[str, object]) -> SubmittedApp:
     if kind == "sleep":
         return cluster.sleep_job(**args)  # type: ignore[arg-type]
@@ -59,7 +74,9 @@ def main() -> int:
     ap.add_argument("--cycles", type=int, default=14)
     ap.add_argument("--interval", type=float, default=5.0)
     ap.add_argument("--workdir", type=Path)
+    ap.add_argument("--workload", choices=sorted(WORKLOADS), default="hetero")
     args = ap.parse_args()
+    workload = WORKLOADS[args.workload]
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="yarn-mini-record-"))
     cluster = MiniCluster(workdir)
     t0 = time.monotonic()
@@ -68,8 +85,8 @@ def main() -> int:
     apps: list[SubmittedApp] = []
     try:
         start = time.monotonic()
-        late = [w for w in WORKLOAD if w[0] >= 10]
-        for delay, kind, kw in (w for w in WORKLOAD if w[0] < 10):
+        late = [w for w in workload if w[0] >= 10]
+        for delay, kind, kw in (w for w in workload if w[0] < 10):
             time.sleep(max(0.0, delay - (time.monotonic() - start)))
             apps.append(submit(cluster, kind, kw))
 
@@ -80,7 +97,7 @@ def main() -> int:
 
         late_thread = threading.Thread(target=submit_late)
         late_thread.start()
-        note = json.dumps({"workload": WORKLOAD, "cluster": {
+        note = json.dumps({"workload": workload, "cluster": {
             "nodes": [vars(n) for n in cluster.nodes], "queues": "default 40, etl 40, adhoc 20",
             "hadoop": "3.4.2"}}, default=str)
         rc = advisor_main(["record", "--rm", cluster.rm_url, "--history", cluster.jhs_url,
