@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -78,3 +78,18 @@ def each_mutation(body: Any) -> Iterator[Any]:
                 yield from walk(value)
 
     yield from walk(body)
+
+
+def junk_outcomes(parse: Callable[[Any], object], body: Any) -> dict[str, int]:
+    """Run ``parse`` on every junk mutation of ``body`` (see :func:`each_mutation`):
+    how many parsed and how many raised ParseError; anything else propagates."""
+    from connectors.errors import ParseError
+
+    outcomes = {"ok": 0, "ParseError": 0}
+    for mutated in each_mutation(body):
+        try:
+            parse(mutated)
+            outcomes["ok"] += 1
+        except ParseError:
+            outcomes["ParseError"] += 1
+    return outcomes

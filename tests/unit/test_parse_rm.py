@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import pytest
-from _data import each_mutation, get_examples, load, rest_doc
+from _data import get_examples, junk_outcomes, load, rest_doc
 
 from advisor.model import ZERO, Resources
 from connectors import parse_rm as p
@@ -68,13 +68,7 @@ def test_every_rm_get_example_of_a_parsed_endpoint_parses() -> None:
 def test_junk_anywhere_gives_a_result_or_parse_error(prefix: str, parse: Any) -> None:
     """Every value of the example replaced in turn by junk of every JSON kind:
     the parser returns or raises ParseError, never anything else."""
-    outcomes = {"ok": 0, "ParseError": 0}
-    for body in each_mutation(rest_doc(prefix)):
-        try:
-            parse(body)
-            outcomes["ok"] += 1
-        except ParseError:
-            outcomes["ParseError"] += 1
+    outcomes = junk_outcomes(parse, rest_doc(prefix))
     assert outcomes["ok"] > outcomes["ParseError"] > 0
 
 
