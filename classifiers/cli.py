@@ -106,6 +106,11 @@ def render(result: EvalResult) -> str:
     lcs = result.long_called_short
     verdict = "" if lcs is None else (" (ok)" if lcs <= TARGET_LONG_CALLED_SHORT else " (> 2%)")
     lines += ["", f"long tasks called short: {_pct(lcs)}{verdict}"]
+    cold = result.cold
+    lines.append(
+        f"cold starts (no history of their application stage): short {cold['short']}, "
+        f"long {cold['long']}; short recall without them {_pct(result.warm_recall('short'))}"
+    )
     if result.short_called_long_by:
         why = ", ".join(f"{k} {v}" for k, v in sorted(result.short_called_long_by.items()))
         lines.append(f"short tasks called long, by rule: {why}")

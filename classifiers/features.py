@@ -7,7 +7,12 @@ or after the run is used):
   (``MAPREDUCE``, ``SPARK``, ``TEZ``...) live.
 - A application name: the job name with digit runs replaced by ``#`` (so the
   daily ``report-20100210`` and ``report-20100211`` are one application), Rumen
-  escapes removed, at most 80 characters; ``?`` when the trace has no name.
+  escapes removed, at most 80 characters. A job without a name (older traces
+  scrub them) is identified by what else is known when it starts: its user
+  and its shape, the numbers of maps and reduces rounded up to powers of two
+  (``?alice|m64|r8``); a recurring nameless pipeline keeps its user and shape,
+  whereas one ``?`` for every nameless job pooled unrelated jobs (on
+  goldFoldedTrace, 40 % long) into one application.
 - S stage: ``MAP`` or ``REDUCE`` (a Spark stage would be ``STAGE<n>``).
 - P job progress when t starts, bucketed on the fraction of the job's maps
   already completed: ``0`` (none), ``<50`` (under half), ``<100``, ``100``
@@ -73,6 +78,24 @@ def app_name(name: str | None) -> str:
     return cleaned[:80] or UNKNOWN
 
 
+def app_identity(name: str | None, user: str = "", maps: int = -1, reduces: int = -1) -> str:
+    """The A property: :func:`app_name`, or for a nameless job its user and shape."""
+    named = app_name(name)
+    if named != UNKNOWN:
+        return named
+    return f"?{user or UNKNOWN}|m{count_bucket(maps)}|r{count_bucket(reduces)}"
+
+
+def count_bucket(n: int) -> str:
+    """A task count rounded up to a power of two (``?`` if unknown)."""
+    if n < 0:
+        return UNKNOWN
+    bucket = 1
+    while bucket < n:
+        bucket *= 2
+    return str(bucket if n else 0)
+
+
 def progress_bucket(done: int, total: int) -> str:
     """Bucket the share of a job's maps completed (see module docstring)."""
     if total < 0 or done < 0:
@@ -125,7 +148,7 @@ def props_from_live(
         memory_mb = _request_memory(app.resource_requests, stage)
     return TaskProps(
         framework=_framework(app),
-        app=app_name(app.name if app is not None and app.name else job.name if job else None),
+        app=_app(app, job),
         stage=stage,
         progress=_job_progress(job),
         demand=demand_bucket(memory_mb),
@@ -136,11 +159,19 @@ def props_for_request(app: App, request: ResourceRequest, job: MRJob | None = No
     """Properties shared by the pending tasks of one resource request (a task group)."""
     return TaskProps(
         framework=_framework(app),
-        app=app_name(app.name or (job.name if job else None)),
+        app=_app(app, job),
         stage=MR_PRIORITY_STAGE.get(request.priority, f"PRIORITY{request.priority}"),
         progress=_job_progress(job),
         demand=demand_bucket(request.capability.memory_mb),
     )
+
+
+def _app(app: App | None, job: MRJob | None) -> str:
+    name = app.name if app is not None and app.name else job.name if job else None
+    user = app.user if app is not None and app.user else job.user if job else ""
+    if job is None:
+        return app_identity(name, user)
+    return app_identity(name, user, job.maps_total, job.reduces_total)
 
 
 def _framework(app: App | None) -> str:

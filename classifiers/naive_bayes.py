@@ -24,13 +24,19 @@ costs a few microseconds with no NumPy call overhead per cycle.
 
 Decision rule (a task is short only if every check passes, else long):
 ``unknown`` no feature seen; ``no-history`` fewer than ``min_support`` tasks
-of its {F,A,S} group (application stage) learned; ``low-confidence``
+of its {F,A,S} group (application stage) learned, and for a reduce of its
+{F,A,S,P} group: a reduce's run time depends on how far its job's maps were
+when it started (the paper's P example; one that starts before the maps end
+waits for them in shuffle), so the stage's history at another progress says
+little (on 5m_stream_trace it called 13 of 13 long reduces short); ``low-confidence``
 P(short) < ``min_confidence``; ``overdue`` a task of its group is running
 longer than ``overdue_factor`` x the longest short task the group ever had;
 ``cluster-overdue`` more than ``max_overdue_share`` of the running tasks are
 overdue (a cluster-wide stall). Defaults (0.9, 3, 1.25, 0.2) were chosen once
-for all 33 Rumen traces of ../shared/data (prequential, per-task cycle): long
-tasks called short 1.3 % pooled, within the 2 % budget (``classify-eval``).
+for all 33 Rumen traces of ../shared/data (prequential, per-task cycle; see
+``bench/eval_rumen.py``): long tasks called short 0.5 % pooled, within the 2 %
+budget; a lower ``min_support`` or a higher ``overdue_factor`` buys a few
+points of short recall for two to three times the long tasks called short.
 
 Bias of learning only from finished tasks: short tasks finish first, so at
 any instant the finished sample is short-heavy. Counters: (1) censoring: a
@@ -60,6 +66,7 @@ __all__ = ["CheckpointError", "NaiveBayesTaskClassifier", "Prediction", "load_or
 
 SHORT, LONG = 0, 1
 GROUP_LEVEL = "F,A,S"
+REDUCE_SUPPORT_LEVEL = "F,A,S,P"  # see the decision rule in the module docstring
 MAX_REMEMBERED_TASKS = 200_000
 
 
@@ -111,6 +118,7 @@ class NaiveBayesTaskClassifier:
         self.overdue_factor = overdue_factor
         self.max_overdue_share = max_overdue_share
         self._group = LEVEL_NAMES.index(GROUP_LEVEL)
+        self._reduce_support = LEVEL_NAMES.index(REDUCE_SUPPORT_LEVEL)
         self.class_counts = [0, 0]
         self.level_values = [0] * len(LEVEL_NAMES)
         self.counts: dict[str, list[int]] = {}
@@ -198,8 +206,10 @@ class NaiveBayesTaskClassifier:
     def _score(
         self, feats: Sequence[str], factors: Sequence[float] | None
     ) -> tuple[float | None, int]:
-        """(posterior, tasks learned in the task's {F,A,S} group)."""
-        a, counts, group_index = self.alpha, self.counts, self._group
+        """(posterior, tasks learned in the group that must support a prediction:
+        {F,A,S}, or {F,A,S,P} for a reduce)."""
+        a, counts = self.alpha, self.counts
+        support_index = self._support_index(feats)
         ratio, known, support = 1.0, 0, 0  # prod_i P(v_i|short) / P(v_i|long), known levels
         for i, (feat, factor) in enumerate(
             zip(feats, factors or self._level_factors(), strict=False)
@@ -208,7 +218,7 @@ class NaiveBayesTaskClassifier:
             if row is not None:
                 known += 1
                 ratio *= (row[0] + a) * factor / (row[1] + a)
-                if i == group_index:
+                if i == support_index:
                     support = row[0] + row[1]
         if known == 0:
             return None, 0
@@ -218,6 +228,10 @@ class NaiveBayesTaskClassifier:
         n_s, n_l = self.class_counts
         log_odds = math.log((n_s + a) / (n_l + a)) + evidence
         return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, log_odds)))), support
+
+    def _support_index(self, feats: Sequence[str]) -> int:
+        group = feats[self._group] if len(feats) > self._group else ""
+        return self._reduce_support if group.endswith("|REDUCE") else self._group
 
     def _is_overdue(self, group: str, age_ms: int) -> bool:
         longest_short = self.short_max_ms.get(group)

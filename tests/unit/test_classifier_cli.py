@@ -43,6 +43,8 @@ def test_human_report(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "actual / predicted" in out and "long tasks called short:" in out
     assert "min confidence 0.95" in out
+    cold = next(line for line in out.splitlines() if line.startswith("cold starts"))
+    assert "short recall without them" in cold
     assert out.splitlines()[4].split()[0] == "short" and out.splitlines()[5].split()[0] == "long"
 
 

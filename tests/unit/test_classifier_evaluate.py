@@ -123,6 +123,31 @@ def test_real_trace_counts_and_figures() -> None:
     assert result.long_called_short is not None and result.long_called_short <= 0.02
 
 
+def test_cold_starts_are_counted_apart() -> None:
+    # 3 tasks start together (nothing known: cold), then 6 after they finished.
+    first = [(0, 2 * S)] * 3
+    later = [(10 * S + i * S, 12 * S + i * S) for i in range(6)]
+    result = run([job("sort", *first, *later)], NaiveBayesTaskClassifier(min_confidence=0.5))
+    assert result.cold == {"short": 3, "long": 0}
+    assert result.recall("short") == pytest.approx(6 / 9)
+    assert result.warm_recall("short") == 1.0
+    out = result.to_json()
+    assert out["cold_starts"] == {"short": 3, "long": 0}
+    assert out["warm"]["short"]["recall"] == 1.0 and out["warm"]["long"]["recall"] is None
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+def test_tasks_are_timed_from_their_launch() -> None:
+    # 5m_stream: maps that waited ~190 s for a container ran ~6 s; timed from
+    # their launch they are short, and the 13 long tasks left are reduces.
+    stream = DATA / "hadoop-gridmix-system-traces/5m_stream_trace.json.gz"
+    result = evaluate_traces([stream])
+    assert (result.n("short"), result.n("long")) == (453, 13)
+    # Reduces need history at their job's progress: the 11 that started while a
+    # map was still waiting for a container are no longer called short.
+    assert result.confusion["long"]["short"] <= 2
+
+
 def test_duplicate_jobs_in_one_trace_are_all_evaluated() -> None:
     same = job("wc", (0, 5 * S), job_id="job_1")
     result = run([same, same], NaiveBayesTaskClassifier())

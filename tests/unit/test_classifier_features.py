@@ -6,7 +6,9 @@ from advisor.model import App, MRJob, ResourceRequest, Resources, Task
 from classifiers.features import (
     LEVEL_NAMES,
     TaskProps,
+    app_identity,
     app_name,
+    count_bucket,
     demand_bucket,
     features,
     progress_bucket,
@@ -38,6 +40,15 @@ def test_app_name_normalisation() -> None:
     assert app_name("report-20100211") == app_name("report-20100212") == "report-#"
     assert app_name(None) == app_name("") == "?"
     assert len(app_name("x" * 500)) == 80
+
+
+def test_nameless_jobs_are_told_apart_by_user_and_shape() -> None:
+    assert app_identity("report-20100211", "alice", 64, 8) == "report-#"  # a name wins
+    assert app_identity(None, "alice", 60, 7) == "?alice|m64|r8"
+    assert app_identity("", "alice", 33, 0) == "?alice|m64|r0"
+    assert app_identity(None, "bob", 60, 7) != app_identity(None, "alice", 60, 7)
+    assert app_identity(None, "", -1, -1) == "??|m?|r?"
+    assert [count_bucket(n) for n in (-1, 0, 1, 2, 3, 1000)] == ["?", "0", "1", "2", "4", "1024"]
 
 
 def test_progress_buckets() -> None:

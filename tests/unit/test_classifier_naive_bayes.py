@@ -89,6 +89,23 @@ def test_decision_needs_support_and_confidence() -> None:
         assert (pred.reason, pred.short) == (expected, expected == "short")
 
 
+def test_a_reduce_needs_history_at_its_job_progress() -> None:
+    # Reduces of "sort" that started after the maps ended were always short;
+    # one starting while maps still run (P <50) has no history at that
+    # progress: long ("no-history"), though its stage is well known.
+    m = NaiveBayesTaskClassifier(min_support=3, min_confidence=0.5)
+    for n in range(10):
+        m.learn_finished(f"r{n}", f("sort", "REDUCE", "100"), 5_000)
+        m.learn_finished(f"m{n}", f("sort", "MAP", "0"), 5_000)
+    assert m.predict(f("sort", "REDUCE", "100")).short
+    early = m.predict(f("sort", "REDUCE", "<50"))
+    assert (early.short, early.reason) == (False, "no-history")
+    assert m.predict(f("sort", "MAP", "<50")).short  # maps: the stage's history suffices
+    for n in range(3):
+        m.learn_finished(f"e{n}", f("sort", "REDUCE", "<50"), 5_000)
+    assert m.predict(f("sort", "REDUCE", "<50")).short
+
+
 def test_censored_learning_once_and_not_again_at_finish() -> None:
     m = NaiveBayesTaskClassifier(threshold_s=60)
     assert not m.learn_running("t1", f("sort"), 59_999)

@@ -55,7 +55,8 @@ def test_first_job_fields() -> None:
     task = job.maps[0]
     assert task.task_id == "task_201102040848_0119_m_000000"
     assert (task.type, task.status) == ("MAP", "SUCCESS")
-    assert (task.start_ms, task.finish_ms, task.duration_ms) == (1297228041232, 1297228043950, 2718)
+    assert (task.start_ms, task.finish_ms) == (1297228041232, 1297228043950)
+    assert (task.launch_ms, task.duration_ms) == (1297228041235, 2715)  # from the attempt's start
     assert (task.input_bytes, task.input_records) == (5380112, 4861)
     attempt = task.attempts[0]
     assert attempt.host == "/1.1.1.1/host256"
@@ -64,6 +65,21 @@ def test_first_job_fields() -> None:
         1297228043941,
         "SUCCESS",
     )
+
+
+def test_duration_excludes_the_wait_for_a_container() -> None:
+    """5m_stream: a map of the 11th job was scheduled 12.7 s after its job
+    launched but got a container only at 205 s; its attempt ran 5.9 s. The
+    old reading (task start to finish) made it a 198 s "long" task."""
+    jobs = list(RumenTrace(GRIDMIX / "5m_stream_trace.json.gz"))
+    waited = [
+        t for j in jobs for t in j.maps if t.attempts and t.launch_ms - t.start_ms > 60_000
+    ]
+    assert waited, "the trace has maps that waited minutes for a container"
+    for task in waited:
+        assert task.launch_ms == min(a.start_ms for a in task.attempts)
+        assert task.duration_ms == task.finish_ms - task.launch_ms < 60_000
+        assert task.finish_ms - task.start_ms > 60_000
 
 
 def test_crashed_attempt_kept() -> None:

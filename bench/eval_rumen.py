@@ -1,0 +1,90 @@
+"""The classifier on every Rumen trace of ../shared/data (run: python bench/eval_rumen.py).
+
+Each trace is evaluated on its own with a fresh model, as ``yarn-advisor
+classify-eval --rumen TRACE`` does (prequential, defaults of the model), and
+one line per trace is printed: short n / recall, long n / recall, the share of
+long tasks called short, the cold starts (short tasks predicted with no
+history of their application stage) and the short recall without them; then
+the figures pooled over all traces and the number of traces meeting both
+targets (short recall >= 87 %, long tasks called short <= 2 %).
+
+``--data DIR`` points at another data folder; ``--json`` prints one object
+per trace (the ``classify-eval --json`` form) instead of the table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from classifiers.evaluate import CLASSES, EvalResult, evaluate_traces
+from classifiers.rumen import RumenTrace
+
+DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+TARGET_SHORT, TARGET_LCS = 0.87, 0.02
+
+
+def rumen_traces(data: Path) -> list[Path]:
+    """Every file under ``data`` that reads as a Rumen trace with at least one task."""
+    found = []
+    for path in sorted(p for p in data.rglob("*") if p.is_file()):
+        if "rest-docs" in path.parts:
+            continue
+        try:
+            jobs = list(RumenTrace(path))
+        except (OSError, ValueError, UnicodeDecodeError):
+            continue
+        if any(job.maps or job.reduces for job in jobs):
+            found.append(path)
+    return found
+
+
+def _pct(x: float | None) -> str:
+    return "    -" if x is None else f"{100 * x:5.1f}"
+
+
+def meets_targets(r: EvalResult) -> bool:
+    short, lcs = r.recall("short"), r.long_called_short
+    return (short is None or short >= TARGET_SHORT) and (lcs is None or lcs <= TARGET_LCS)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    traces = rumen_traces(args.data)
+    pooled = EvalResult([str(t) for t in traces], 60.0, 0.0)
+    met = 0
+    if not args.json:
+        print(f"{'trace':<58}{'short n':>8}{'recall':>7}{'long n':>7}{'recall':>7}"
+              f"{'l->s %':>7}{'cold':>6}{'warm':>6}")
+    for path in traces:
+        r = evaluate_traces([path])
+        met += meets_targets(r)
+        for a in CLASSES:
+            pooled.cold[a] += r.cold[a]
+            for p in CLASSES:
+                pooled.confusion[a][p] += r.confusion[a][p]
+        if args.json:
+            print(json.dumps(r.to_json()))
+            continue
+        name = str(path.relative_to(args.data))
+        print(f"{name:<58}{r.n('short'):>8}{_pct(r.recall('short')):>7}{r.n('long'):>7}"
+              f"{_pct(r.recall('long')):>7}{_pct(r.long_called_short):>7}"
+              f"{r.cold['short']:>6}{_pct(r.warm_recall('short')):>6}")
+    if not args.json:
+        print(f"{'pooled over ' + str(len(traces)) + ' traces':<58}{pooled.n('short'):>8}"
+              f"{_pct(pooled.recall('short')):>7}{pooled.n('long'):>7}"
+              f"{_pct(pooled.recall('long')):>7}{_pct(pooled.long_called_short):>7}"
+              f"{pooled.cold['short']:>6}{_pct(pooled.warm_recall('short')):>6}")
+        print(f"traces meeting both targets: {met} of {len(traces)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
