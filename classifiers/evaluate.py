@@ -6,8 +6,10 @@ At each cycle boundary the model observes the tasks running at that instant
 boundary is predicted from that state; only then are the finishes of the
 cycle learned. So no task's own outcome, nor anything that happened after the
 last cycle before its start, reaches its prediction (a test checks this).
-Features use only what is known then: the job's name, the stage, the share of
-the job's maps finished by the cycle, the memory asked. SETUP/CLEANUP tasks
+Features use only what is known then: the job's name (or user and shape),
+the stage, the share of the job's maps finished by the cycle (and, for a
+reduce, whether some maps have not started), the memory asked. Tasks are
+timed from their launch (:attr:`classifiers.rumen.RumenTask.launch_ms`). SETUP/CLEANUP tasks
 are left out: on YARN they run inside the MapReduce AM, not in containers the
 advisor could place. The default 1 ms cycle is the paper's setting (classify
 at each task's start); ``--cycle 30`` mimics the daemon's 30 s cycle.
@@ -137,6 +139,7 @@ def evaluate_jobs(
     tasks, events = _events(jobs)
     result.skipped += sum(len(j.maps) + len(j.reduces) for j in jobs) - len(tasks)
     maps_done = [0] * len(jobs)
+    maps_started = [0] * len(jobs)
     maps_total = [j.total_maps if j.total_maps > 0 else len(j.maps) for j in jobs]
     names = [
         app_identity(j.name, j.user, maps, j.total_reduces)
@@ -158,18 +161,22 @@ def evaluate_jobs(
         for _, kind, i in window:  # predictions first: nothing of this cycle is known
             if kind == _START:
                 task = tasks[i]
-                job = jobs[task.job]
+                job, j = jobs[task.job], task.job
+                waiting = task.stage == "REDUCE" and maps_started[j] < maps_total[j]
                 props = TaskProps(
                     framework="MAPREDUCE",
-                    app=names[task.job],
+                    app=names[j],
                     stage=task.stage,
-                    progress=progress_bucket(maps_done[task.job], maps_total[task.job]),
+                    progress=progress_bucket(maps_done[j], maps_total[j], waiting),
                     demand=demand_bucket(job.memory_mb(task.stage)),
                 )
                 task.feats = features(props)
                 pred = model.predict(task.feats)
                 task.predicted_short, task.reason = pred.short, pred.reason
                 running[i] = task
+        for _, kind, i in window:  # known from the next cycle on
+            if kind == _START and tasks[i].stage == "MAP":
+                maps_started[tasks[i].job] += 1
         for _, kind, i in window:
             if kind == _FINISH:
                 _finish(tasks[i], model, result)

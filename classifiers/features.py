@@ -18,7 +18,12 @@ or after the run is used):
   already completed: ``0`` (none), ``<50`` (under half), ``<100``, ``100``
   (all maps done; also jobs without maps); ``?`` if unknown. It tells a first
   wave from a later one, and a reduce that will wait in shuffle for maps from
-  one that will not (the paper's slow-start example).
+  one that will not (the paper's slow-start example). A reduce starting while
+  some of its job's maps still wait for a container gets ``+wait`` (``<100+wait``):
+  it cannot finish before they get one and run, however long the queue, so
+  its history must not be that of reduces whose maps were all running (on
+  5m_stream_trace, 11 reduces that waited ~170 s for one queued map; learning
+  across the gridmix traces they were 11 of the 26 long tasks called short).
 - D resource demand: the container memory asked for t's type, rounded up to
   a power of two in MiB (``512``, ``1024``, ``2048``...); ``?`` if unknown.
 
@@ -96,15 +101,15 @@ def count_bucket(n: int) -> str:
     return str(bucket if n else 0)
 
 
-def progress_bucket(done: int, total: int) -> str:
-    """Bucket the share of a job's maps completed (see module docstring)."""
+def progress_bucket(done: int, total: int, maps_waiting: bool = False) -> str:
+    """Bucket the share of a job's maps completed (see module docstring);
+    ``maps_waiting``: for a reduce, some maps have no container yet."""
     if total < 0 or done < 0:
         return UNKNOWN
     if total == 0 or done >= total:
         return "100"
-    if done == 0:
-        return "0"
-    return "<50" if 2 * done < total else "<100"
+    bucket = "0" if done == 0 else "<50" if 2 * done < total else "<100"
+    return bucket + "+wait" if maps_waiting else bucket
 
 
 def demand_bucket(memory_mb: int) -> str:
@@ -150,18 +155,19 @@ def props_from_live(
         framework=_framework(app),
         app=_app(app, job),
         stage=stage,
-        progress=_job_progress(job),
+        progress=_job_progress(job, stage),
         demand=demand_bucket(memory_mb),
     )
 
 
 def props_for_request(app: App, request: ResourceRequest, job: MRJob | None = None) -> TaskProps:
     """Properties shared by the pending tasks of one resource request (a task group)."""
+    stage = MR_PRIORITY_STAGE.get(request.priority, f"PRIORITY{request.priority}")
     return TaskProps(
         framework=_framework(app),
         app=_app(app, job),
-        stage=MR_PRIORITY_STAGE.get(request.priority, f"PRIORITY{request.priority}"),
-        progress=_job_progress(job),
+        stage=stage,
+        progress=_job_progress(job, stage),
         demand=demand_bucket(request.capability.memory_mb),
     )
 
@@ -178,8 +184,11 @@ def _framework(app: App | None) -> str:
     return (app.type.upper() if app is not None and app.type else "") or "MAPREDUCE"
 
 
-def _job_progress(job: MRJob | None) -> str:
-    return UNKNOWN if job is None else progress_bucket(job.maps_completed, job.maps_total)
+def _job_progress(job: MRJob | None, stage: str) -> str:
+    if job is None:
+        return UNKNOWN
+    waiting = stage == "REDUCE" and job.maps_pending > 0
+    return progress_bucket(job.maps_completed, job.maps_total, waiting)
 
 
 def _request_memory(requests: Sequence[ResourceRequest], stage: str) -> int:

@@ -75,3 +75,28 @@ def test_checkpoint_survives_a_restart_and_a_corrupt_one_starts_fresh(
         fresh = ClassifierHook.load(checkpoint)
     assert "starting with a fresh model" in caplog.text
     assert fresh.live.model.to_dict() != before
+
+
+def test_learned_durations_exclude_the_wait_for_a_container(recording_dir: Path,
+                                                            tmp_path: Path) -> None:
+    """What the live classifier learns is run time, as classify-eval measures
+    it from Rumen attempts: YARN's AM reports a SCHEDULED task's start as the
+    time it was scheduled, then, once a container runs it, the launch; the
+    JobHistoryServer keeps the launch."""
+    recording = open_recording(recording_dir)
+    advisor = _advisor(recording, tmp_path, persist=False)
+    scheduled_at: dict[str, int] = {}
+    launched_at: dict[str, int] = {}
+    finished: dict[str, int] = {}
+    for r in replay_cycles(advisor, recording):
+        assert r.snapshot is not None
+        for t in r.snapshot.tasks:
+            if t.state == "SCHEDULED":
+                scheduled_at.setdefault(t.id, t.start_time)
+            elif t.state == "RUNNING":
+                launched_at.setdefault(t.id, t.start_time)
+        finished.update({t.id: t.start_time for t in r.snapshot.finished_tasks})
+    waited = [i for i in scheduled_at if i in launched_at and i in finished]
+    assert waited, "the recording has tasks that waited for a container"
+    for task_id in waited:
+        assert scheduled_at[task_id] < launched_at[task_id] == finished[task_id]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from advisor.model import App, MRJob, ResourceRequest, Resources, Task
 from classifiers.features import (
     LEVEL_NAMES,
@@ -62,6 +64,8 @@ def test_progress_buckets() -> None:
     ]
     assert progress_bucket(0, 0) == "100"  # a job without maps: its reduces wait for nothing
     assert progress_bucket(-1, 10) == "?"
+    assert progress_bucket(6, 10, maps_waiting=True) == "<100+wait"
+    assert progress_bucket(10, 10, maps_waiting=True) == "100"
 
 
 def test_demand_buckets() -> None:
@@ -141,6 +145,10 @@ def test_live_task_adapter_matches_trace_features() -> None:
     # no app, no job: the name falls back to the job's, progress unknown
     assert props_from_live(task, JOB, None).app == "word count"
     assert props_from_live(task).progress == "?"
+    # maps still waiting for a container: a reduce will wait for them too
+    waiting = replace(JOB, maps_pending=2)
+    assert props_from_live(task, waiting, _app()).progress == "<100+wait"
+    assert props_from_live(replace(task, type="MAP"), waiting, _app()).progress == "<100"
 
 
 def test_pending_request_group_props() -> None:
@@ -149,6 +157,11 @@ def test_pending_request_group_props() -> None:
     assert [(p.stage, p.demand, p.progress) for p in props] == [
         ("MAP", "2048", "<100"),
         ("REDUCE", "4096", "<100"),
+    ]
+    waiting = replace(JOB, maps_pending=1)
+    assert [props_for_request(app, rr, waiting).progress for rr in app.resource_requests] == [
+        "<100",
+        "<100+wait",
     ]
     spark = _app(
         type="SPARK", resource_requests=(ResourceRequest(1, "*", Resources(4096, 2), 3, True, ""),)
