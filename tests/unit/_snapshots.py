@@ -156,16 +156,8 @@ def task(app_id: str, n: int, kind: str, state: str) -> Task:
 def container(
     cid: str, app_id: str, node_id: str, size: tuple[int, int], priority: int, is_am: bool = False
 ) -> Container:
-    return Container(
-        id=cid,
-        app_id=app_id,
-        node_id=node_id,
-        allocated=res(*size),
-        priority=priority,
-        started_time=TS,
-        state="RUNNING",
-        is_am=is_am,
-    )
+    """A running container without usage (see :func:`ctr` for the other fields)."""
+    return ctr(cid, app_id, node_id, size, priority, is_am=is_am)
 
 
 def queue(path: str, leaf: bool = True, ordering: str = "fifo") -> Queue:
