@@ -17,30 +17,29 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from classifiers.evaluate import CLASSES, EvalResult, evaluate_traces
-from classifiers.rumen import RumenTrace
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TARGET_SHORT, TARGET_LCS = 0.87, 0.02
 
 
-def rumen_traces(data: Path) -> list[Path]:
-    """Every file under ``data`` that reads as a Rumen trace with at least one task."""
-    found = []
+def evaluated_traces(data: Path) -> Iterator[tuple[Path, EvalResult]]:
+    """Every file under ``data`` read as a Rumen trace, with its evaluation;
+    files with no task (other formats read as no job) are left out."""
     for path in sorted(p for p in data.rglob("*") if p.is_file()):
         if "rest-docs" in path.parts:
             continue
         try:
-            jobs = list(RumenTrace(path))
+            result = evaluate_traces([path])
         except (OSError, ValueError, UnicodeDecodeError):
             continue
-        if any(job.maps or job.reduces for job in jobs):
-            found.append(path)
-    return found
+        if result.n("short") + result.n("long") + result.skipped:
+            yield path, result
 
 
 def _pct(x: float | None) -> str:
@@ -57,14 +56,13 @@ def main() -> int:
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
-    traces = rumen_traces(args.data)
-    pooled = EvalResult([str(t) for t in traces], 60.0, 0.0)
+    pooled = EvalResult([], 60.0, 0.0)
     met = 0
     if not args.json:
         print(f"{'trace':<58}{'short n':>8}{'recall':>7}{'long n':>7}{'recall':>7}"
               f"{'l->s %':>7}{'cold':>6}{'warm':>6}")
-    for path in traces:
-        r = evaluate_traces([path])
+    for path, r in evaluated_traces(args.data):
+        pooled.traces.append(str(path))
         met += meets_targets(r)
         for a in CLASSES:
             pooled.cold[a] += r.cold[a]
@@ -78,11 +76,11 @@ def main() -> int:
               f"{_pct(r.recall('long')):>7}{_pct(r.long_called_short):>7}"
               f"{r.cold['short']:>6}{_pct(r.warm_recall('short')):>6}")
     if not args.json:
-        print(f"{'pooled over ' + str(len(traces)) + ' traces':<58}{pooled.n('short'):>8}"
+        print(f"{'pooled over ' + str(len(pooled.traces)) + ' traces':<58}{pooled.n('short'):>8}"
               f"{_pct(pooled.recall('short')):>7}{pooled.n('long'):>7}"
               f"{_pct(pooled.recall('long')):>7}{_pct(pooled.long_called_short):>7}"
               f"{pooled.cold['short']:>6}{_pct(pooled.warm_recall('short')):>6}")
-        print(f"traces meeting both targets: {met} of {len(traces)}")
+        print(f"traces meeting both targets: {met} of {len(pooled.traces)}")
     return 0
 
 

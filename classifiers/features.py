@@ -95,10 +95,7 @@ def count_bucket(n: int) -> str:
     """A task count rounded up to a power of two (``?`` if unknown)."""
     if n < 0:
         return UNKNOWN
-    bucket = 1
-    while bucket < n:
-        bucket *= 2
-    return str(bucket if n else 0)
+    return str(_pow2_at_least(n, 1) if n else 0)
 
 
 def progress_bucket(done: int, total: int, maps_waiting: bool = False) -> str:
@@ -116,10 +113,15 @@ def demand_bucket(memory_mb: int) -> str:
     """Round a memory demand up to a power of two MiB (at least 512)."""
     if memory_mb <= 0:
         return UNKNOWN
-    bucket = 512
-    while bucket < memory_mb:
+    return str(_pow2_at_least(memory_mb, 512))
+
+
+def _pow2_at_least(n: int, least: int) -> int:
+    """The smallest ``least * 2**k`` (k >= 0) that is >= ``n``."""
+    bucket = least
+    while bucket < n:
         bucket *= 2
-    return str(bucket)
+    return bucket
 
 
 @lru_cache(maxsize=1 << 16)
