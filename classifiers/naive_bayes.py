@@ -230,6 +230,8 @@ class NaiveBayesTaskClassifier:
         return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, log_odds)))), support
 
     def _support_index(self, feats: Sequence[str]) -> int:
+        """The level whose count gates ``no-history``; the stage is the last
+        value of the {F,A,S} feature (``F,A,S=MAPREDUCE|sort|REDUCE``)."""
         group = feats[self._group] if len(feats) > self._group else ""
         return self._reduce_support if group.endswith("|REDUCE") else self._group
 
