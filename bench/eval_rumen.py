@@ -4,9 +4,12 @@ Each trace is evaluated on its own with a fresh model, as ``yarn-advisor
 classify-eval --rumen TRACE`` does (prequential, defaults of the model), and
 one line per trace is printed: short n / recall, long n / recall, the share of
 long tasks called short, the cold starts (short tasks predicted with no
-history of their application stage) and the short recall without them; then
-the figures pooled over all traces and the number of traces meeting both
-targets (short recall >= 87 %, long tasks called short <= 2 %).
+history of their application stage) and the short recall without them, and
+the short recall ceiling (the share of short tasks whose application stage
+had any history when they started: no rule that needs that history can do
+better); then the figures pooled over all traces, the number of traces
+meeting both targets (short recall >= 87 %, long tasks called short <= 2 %)
+and the number whose ceiling is under the short-recall target.
 
 ``--data DIR`` points at another data folder; ``--json`` prints one object
 per trace (the ``classify-eval --json`` form) instead of the table.
@@ -57,15 +60,18 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     pooled = EvalResult([], 60.0, 0.0)
-    met = 0
+    met = capped = 0
     if not args.json:
         print(f"{'trace':<58}{'short n':>8}{'recall':>7}{'long n':>7}{'recall':>7}"
-              f"{'l->s %':>7}{'cold':>6}{'warm':>6}")
+              f"{'l->s %':>7}{'cold':>6}{'warm':>6}{'ceil':>6}")
     for path, r in evaluated_traces(args.data):
         pooled.traces.append(str(path))
         met += meets_targets(r)
+        ceiling = r.short_recall_ceiling
+        capped += ceiling is not None and ceiling < TARGET_SHORT
         for a in CLASSES:
             pooled.cold[a] += r.cold[a]
+            pooled.first_seen[a] += r.first_seen[a]
             for p in CLASSES:
                 pooled.confusion[a][p] += r.confusion[a][p]
         if args.json:
@@ -74,13 +80,15 @@ def main() -> int:
         name = str(path.relative_to(args.data))
         print(f"{name:<58}{r.n('short'):>8}{_pct(r.recall('short')):>7}{r.n('long'):>7}"
               f"{_pct(r.recall('long')):>7}{_pct(r.long_called_short):>7}"
-              f"{r.cold['short']:>6}{_pct(r.warm_recall('short')):>6}")
+              f"{r.cold['short']:>6}{_pct(r.warm_recall('short')):>6}{_pct(ceiling):>6}")
     if not args.json:
         print(f"{'pooled over ' + str(len(pooled.traces)) + ' traces':<58}{pooled.n('short'):>8}"
               f"{_pct(pooled.recall('short')):>7}{pooled.n('long'):>7}"
               f"{_pct(pooled.recall('long')):>7}{_pct(pooled.long_called_short):>7}"
-              f"{pooled.cold['short']:>6}{_pct(pooled.warm_recall('short')):>6}")
-        print(f"traces meeting both targets: {met} of {len(pooled.traces)}")
+              f"{pooled.cold['short']:>6}{_pct(pooled.warm_recall('short')):>6}"
+              f"{_pct(pooled.short_recall_ceiling):>6}")
+        print(f"traces meeting both targets: {met} of {len(pooled.traces)}; "
+              f"short recall ceiling under {TARGET_SHORT:.0%}: {capped}")
     return 0
 
 

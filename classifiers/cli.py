@@ -111,6 +111,11 @@ def render(result: EvalResult) -> str:
         f"cold starts (no history of their application stage): short {cold['short']}, "
         f"long {cold['long']}; short recall without them {_pct(result.warm_recall('short'))}"
     )
+    first = result.first_seen
+    lines.append(
+        f"first of their application stage (nothing learned of it yet): short {first['short']}, "
+        f"long {first['long']}; short recall ceiling {_pct(result.short_recall_ceiling)}"
+    )
     if result.short_called_long_by:
         why = ", ".join(f"{k} {v}" for k, v in sorted(result.short_called_long_by.items()))
         lines.append(f"short tasks called long, by rule: {why}")

@@ -13,6 +13,13 @@ timed from their launch (:attr:`classifiers.rumen.RumenTask.launch_ms`). SETUP/C
 are left out: on YARN they run inside the MapReduce AM, not in containers the
 advisor could place. The default 1 ms cycle is the paper's setting (classify
 at each task's start); ``--cycle 30`` mimics the daemon's 30 s cycle.
+
+Besides the confusion matrix the result counts *cold starts* (tasks called
+long for want of history of their application stage) and, stricter, tasks
+*first seen*: nothing at all was learned of their stage when they started.
+The share of short tasks not first seen is the short recall ceiling of any
+rule that needs a stage's history: on a trace where it is under the target,
+the five features cannot reach it there, whatever the parameters.
 """
 
 from __future__ import annotations
@@ -55,6 +62,10 @@ class EvalResult:
     )
     short_called_long_by: dict[str, int] = field(default_factory=dict)  # rule -> tasks
     cold: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CLASSES, 0))
+    # Cold starts of a stricter kind: tasks predicted before anything at all
+    # (finished or censored) was learned of their application stage. No rule
+    # that needs the stage's history can call them short.
+    first_seen: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CLASSES, 0))
     skipped: int = 0  # tasks without usable start/finish times
     problems: list[str] = field(default_factory=list)
 
@@ -75,6 +86,14 @@ class EvalResult:
         n = self.n(actual) - self.cold[actual]
         return self.confusion[actual][actual] / n if n else None
 
+    @property
+    def short_recall_ceiling(self) -> float | None:
+        """The short recall of a rule that calls short every short task whose
+        application stage had history when it started (see :attr:`first_seen`):
+        what the target can be held against on this trace."""
+        n = self.n("short")
+        return (n - self.first_seen["short"]) / n if n else None
+
     def to_json(self) -> dict[str, Any]:
         """The ``classify-eval --json`` object (DESIGN.md, Interfaces)."""
         out: dict[str, Any] = {
@@ -89,6 +108,8 @@ class EvalResult:
         out["long_called_short"] = _round(self.long_called_short)
         out["cold_starts"] = self.cold
         out["warm"] = {cls: {"recall": _round(self.warm_recall(cls))} for cls in CLASSES}
+        out["first_seen"] = self.first_seen
+        out["short_recall_ceiling"] = _round(self.short_recall_ceiling)
         out["short_called_long_by"] = self.short_called_long_by
         out["skipped_tasks"] = self.skipped
         out["problems"] = self.problems
@@ -109,6 +130,7 @@ class _Task:
     feats: tuple[str, ...] = ()
     predicted_short: bool = False
     reason: str = ""
+    first_seen: bool = False  # nothing learned of its application stage yet
 
 
 def _events(jobs: Sequence[RumenJob]) -> tuple[list[_Task], list[tuple[int, int, int]]]:
@@ -171,6 +193,7 @@ def evaluate_jobs(
                     demand=demand_bucket(job.memory_mb(task.stage)),
                 )
                 task.feats = features(props)
+                task.first_seen = not model.knows_stage(task.feats)
                 pred = model.predict(task.feats)
                 task.predicted_short, task.reason = pred.short, pred.reason
                 running[i] = task
@@ -191,6 +214,8 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
     actual = "long" if duration >= model.threshold_ms else "short"
     if task.reason in COLD_RULES:
         result.cold[actual] += 1
+    if task.first_seen:
+        result.first_seen[actual] += 1
     if actual == "short" and not task.predicted_short:
         by = result.short_called_long_by
         by[task.reason] = by.get(task.reason, 0) + 1

@@ -235,6 +235,10 @@ class NaiveBayesTaskClassifier:
         group = feats[self._group] if len(feats) > self._group else ""
         return self._reduce_support if group.endswith("|REDUCE") else self._group
 
+    def knows_stage(self, feats: Sequence[str]) -> bool:
+        """Whether anything was learned of the task's application stage ({F,A,S})."""
+        return len(feats) > self._group and feats[self._group] in self.counts
+
     def _is_overdue(self, group: str, age_ms: int) -> bool:
         longest_short = self.short_max_ms.get(group)
         return longest_short is not None and age_ms > self.overdue_factor * longest_short

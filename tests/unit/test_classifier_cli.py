@@ -36,6 +36,8 @@ def test_json_is_one_object_with_the_documented_shape(capsys: pytest.CaptureFixt
         out["confusion"]["long"]["short"] / 45, abs=1e-4
     )
     assert set(out["confusion"]["short"]) == {"short", "long"}
+    assert out["first_seen"]["short"] <= out["cold_starts"]["short"]
+    assert out["short"]["recall"] <= out["short_recall_ceiling"] <= 1.0
 
 
 def test_human_report(capsys: pytest.CaptureFixture[str]) -> None:
@@ -45,6 +47,8 @@ def test_human_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert "min confidence 0.95" in out
     cold = next(line for line in out.splitlines() if line.startswith("cold starts"))
     assert "short recall without them" in cold
+    first = next(line for line in out.splitlines() if line.startswith("first of their"))
+    assert "short recall ceiling" in first
     assert out.splitlines()[4].split()[0] == "short" and out.splitlines()[5].split()[0] == "long"
 
 

@@ -136,6 +136,34 @@ def test_cold_starts_are_counted_apart() -> None:
     assert out["warm"]["short"]["recall"] == 1.0 and out["warm"]["long"]["recall"] is None
 
 
+def test_first_of_a_stage_means_nothing_learned_of_it_yet() -> None:
+    # Three maps start together with nothing known (first seen: two short, one
+    # long). One starts at 5 s when one has finished: its stage is known,
+    # though too little to call it short (cold, not first seen).
+    maps = job("sort", (0, 2 * S), (0, 20 * S), (0, 100 * S), (5 * S, 7 * S))
+    result = run([maps], NaiveBayesTaskClassifier())
+    assert result.first_seen == {"short": 2, "long": 1}
+    assert result.cold == {"short": 3, "long": 1}
+    assert result.short_recall_ceiling == pytest.approx(1 - 2 / 3)
+    # A task starting after a sibling passed the threshold still running knows
+    # its stage from that censored evidence alone.
+    censored = run([job("etl", (0, 100 * S), (70 * S, 75 * S))], NaiveBayesTaskClassifier())
+    assert censored.first_seen == {"short": 0, "long": 1}
+    out = censored.to_json()
+    assert out["first_seen"] == {"short": 0, "long": 1} and out["short_recall_ceiling"] == 1.0
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+def test_first_seen_bounds_short_recall_on_a_real_trace() -> None:
+    trace = DATA / "hadoop-gridmix-system-traces/trace_3m.json.gz"
+    once, twice = evaluate_traces([trace]), evaluate_traces([trace, trace])
+    assert 0 < once.first_seen["short"] <= once.cold["short"]
+    ceiling, recall = once.short_recall_ceiling, once.recall("short")
+    assert ceiling is not None and recall is not None and recall <= ceiling < 1.0
+    # Replayed a second time every stage is known: no task is first seen again.
+    assert twice.first_seen == once.first_seen
+
+
 @pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_tasks_are_timed_from_their_launch() -> None:
     # 5m_stream: maps that waited ~190 s for a container ran ~6 s; timed from
