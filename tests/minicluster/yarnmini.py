@@ -68,6 +68,7 @@ NM_CLASS = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
 JHS_CLASS = "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer"
 SLEEP_JOB = "org.apache.hadoop.mapreduce.SleepJob"
 DSHELL = "org.apache.hadoop.yarn.applications.distributedshell.Client"
+TRACE_BUILDER = "org.apache.hadoop.tools.rumen.TraceBuilder"
 
 
 def classpath() -> str:
@@ -84,6 +85,19 @@ def classpath() -> str:
         )
         tmp.replace(cp_file)
     return cp_file.read_text().strip()
+
+
+def rumen_trace(history: Path, trace: Path, timeout: float = 120) -> Path:
+    """Run Hadoop's own Rumen ``TraceBuilder`` over the job history files (and
+    job confs) under ``history``, writing the job trace to ``trace``."""
+    topology = trace.with_name(trace.name + ".topology.json")
+    cmd = ["java", "-Xmx256m", "-cp", classpath(), TRACE_BUILDER, "-recursive",
+           trace.resolve().as_uri(), topology.resolve().as_uri(), history.resolve().as_uri()]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                          env=os.environ | {"JAVA_HOME": java_home()})
+    if done.returncode != 0 or not trace.exists():
+        raise RuntimeError(f"TraceBuilder failed ({done.returncode}): {done.stderr[-2000:]}")
+    return trace
 
 
 def java_home() -> str:
@@ -153,6 +167,11 @@ class MiniCluster:
     def client_conf_dir(self) -> Path:
         return self.workdir / "conf" / "client"
 
+    @property
+    def history_done_dir(self) -> Path:
+        """Where the JobHistoryServer keeps finished jobs' ``.jhist`` and confs."""
+        return self.workdir / "history" / "done"
+
     # --- configuration ---------------------------------------------------
     def _common_yarn(self, cp: str) -> dict[str, object]:
         w = self.workdir
@@ -202,7 +221,7 @@ class MiniCluster:
             "mapreduce.jobhistory.webapp.address": f"127.0.0.1:{p['jhs_web']}",
             "mapreduce.jobhistory.admin.address": f"127.0.0.1:{p['jhs_admin']}",
             "mapreduce.jobhistory.intermediate-done-dir": f"{w}/history/intermediate",
-            "mapreduce.jobhistory.done-dir": f"{w}/history/done",
+            "mapreduce.jobhistory.done-dir": str(self.history_done_dir),
             "mapreduce.jobhistory.move.interval-ms": 2000,
             "mapreduce.application.classpath": f"{self.client_conf_dir}:{cp}",
             "yarn.app.mapreduce.am.resource.mb": 512,
