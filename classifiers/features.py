@@ -5,9 +5,17 @@ or after the run is used):
 
 - F framework: ``MAPREDUCE`` for Rumen traces; the YARN application type
   (``MAPREDUCE``, ``SPARK``, ``TEZ``...) live.
-- A application name: the job name with digit runs replaced by ``#`` (so the
-  daily ``report-20100210`` and ``report-20100211`` are one application), Rumen
-  escapes removed, at most 80 characters. A job without a name (older traces
+- A application name: the job name with the parts that change from run to
+  run replaced by ``#``: dates (``2009-04-20``, ``20100210``), times
+  (``23:15``) and any run of four or more digits (timestamps, ids), so the
+  daily ``report-20100210`` and ``report-20100211`` are one application. Runs
+  of up to three digits are kept: they often *name* the work (``tpch q12``
+  is not ``tpch q1``), and the Rumen ``Anonymizer`` names each distinct job
+  name ``job0``, ``job1``... (kept whole, whatever its length). Keeping a
+  number splits one application into several, which costs cold starts;
+  dropping one would pool different applications, which calls long tasks
+  short (on distcache_case5, anonymized, 20 of 25). Rumen escapes removed,
+  at most 80 characters. A job without a name (older traces
   scrub them) is identified by what else is known when it starts: its user
   and its shape, the numbers of maps and reduces rounded up to powers of two
   (``?alice|m64|r8``); a recurring nameless pipeline keeps its user and shape,
@@ -60,7 +68,9 @@ LEVELS: tuple[tuple[str, ...], ...] = (
 LEVEL_NAMES: tuple[str, ...] = tuple(",".join(level) for level in LEVELS)
 # MRAppMaster container-request priorities (RMContainerAllocator).
 MR_PRIORITY_STAGE = {5: "MAP", 19: "MAP", 20: "MAP", 10: "REDUCE"}
-_DIGITS = re.compile(r"\d+")
+# Dates, times and runs of 4+ digits: what changes between runs of one job.
+_VOLATILE = re.compile(r"\d{4}(?:[-/._]\d{1,2}){1,2}|\d{1,2}:\d{2}(?::\d{2})?|\d{4,}")
+_ANONYMIZED = re.compile(r"job\d+")  # Rumen Anonymizer's job names
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,7 +89,9 @@ def app_name(name: str | None) -> str:
     """Normalise an application name so recurring runs share one value."""
     if not name:
         return UNKNOWN
-    cleaned = _DIGITS.sub("#", name.replace("\\", "")).strip()
+    if _ANONYMIZED.fullmatch(name):
+        return name
+    cleaned = _VOLATILE.sub("#", name.replace("\\", "")).strip()
     return cleaned[:80] or UNKNOWN
 
 

@@ -19,7 +19,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
-from yarnmini import MiniCluster  # noqa: E402
+from yarnmini import MiniCluster, classpath  # noqa: E402
 
 SHARED = Path(os.environ.get("YARN_ADVISOR_SHARED", ROOT.parent / "shared"))
 RECORDING = ROOT / "examples" / "recordings" / "mini-hetero"
@@ -43,6 +43,14 @@ def shared_data() -> Path:
 @pytest.fixture(scope="session")
 def recording_dir() -> Path:
     return RECORDING
+
+
+@pytest.fixture(scope="session")
+def hadoop_jars() -> str:
+    """The Hadoop jars (for Hadoop's own tools, such as Rumen); skipped with the cluster."""
+    if os.environ.get("YARN_ADVISOR_SKIP_CLUSTER") == "1":
+        pytest.skip("YARN_ADVISOR_SKIP_CLUSTER=1")
+    return classpath()
 
 
 @pytest.fixture(scope="session")

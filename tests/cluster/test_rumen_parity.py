@@ -14,6 +14,10 @@ application, stage and demand. This is what makes the figures of
 3.4 must parse, a task must be timed from its launch (Rumen's task
 ``startTime`` is when it was scheduled) and the memory asked must come out of
 the job's configuration the same as out of its containers.
+
+Public traces are often passed through Rumen's ``Anonymizer`` first; the
+figures must not depend on it (it renames every distinct job name to
+``job<n>``, so a name normaliser that drops digits would pool them all).
 """
 
 from __future__ import annotations
@@ -23,10 +27,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-from yarnmini import MiniCluster, rumen_trace
+from yarnmini import MiniCluster, rumen_anonymize, rumen_trace
 
 from advisor.wiring import build_sensor
-from classifiers.evaluate import EvalResult, evaluate_jobs
+from classifiers.evaluate import EvalResult, evaluate_jobs, evaluate_traces
 from classifiers.features import LEVEL_NAMES
 from classifiers.live import LiveTaskClassifier
 from classifiers.naive_bayes import NaiveBayesTaskClassifier
@@ -107,3 +111,18 @@ def test_live_learning_and_rumen_evaluation_agree(mini_cluster: MiniCluster,
         assert eval_feats[-1].endswith(f"|{1024 if demand > 512 else 512}"), eval_feats
         if "_m_" in task:  # the first wave: no map finished, as both paths know
             assert eval_feats == live_feats
+
+
+@pytest.mark.parametrize("name", ["distcache_case5_trace", "trace_7m"])
+def test_an_anonymized_trace_evaluates_as_the_original(hadoop_jars: str, shared_data: Path,
+                                                       tmp_path: Path, name: str) -> None:
+    original = shared_data / f"hadoop-gridmix-system-traces/{name}.json.gz"
+    if not original.exists():
+        pytest.skip(f"{original} not present")
+    anonymized = rumen_anonymize(original, tmp_path / "anonymized.json")
+    names = {j.name for j in RumenTrace(anonymized)}
+    assert names and all(n.startswith("job") for n in names)  # really anonymized
+    assert len(names) == len({j.name for j in RumenTrace(original)})
+    before, after = evaluate_traces([original]), evaluate_traces([anonymized])
+    assert after.confusion == before.confusion
+    assert (after.cold, after.first_seen) == (before.cold, before.first_seen)

@@ -69,6 +69,7 @@ JHS_CLASS = "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer"
 SLEEP_JOB = "org.apache.hadoop.mapreduce.SleepJob"
 DSHELL = "org.apache.hadoop.yarn.applications.distributedshell.Client"
 TRACE_BUILDER = "org.apache.hadoop.tools.rumen.TraceBuilder"
+ANONYMIZER = "org.apache.hadoop.tools.rumen.Anonymizer"
 
 
 def classpath() -> str:
@@ -87,17 +88,27 @@ def classpath() -> str:
     return cp_file.read_text().strip()
 
 
-def rumen_trace(history: Path, trace: Path, timeout: float = 120) -> Path:
+def rumen_trace(history: Path, trace: Path) -> Path:
     """Run Hadoop's own Rumen ``TraceBuilder`` over the job history files (and
     job confs) under ``history``, writing the job trace to ``trace``."""
     topology = trace.with_name(trace.name + ".topology.json")
-    cmd = ["java", "-Xmx256m", "-cp", classpath(), TRACE_BUILDER, "-recursive",
-           trace.resolve().as_uri(), topology.resolve().as_uri(), history.resolve().as_uri()]
+    _rumen(TRACE_BUILDER, "-recursive", trace.resolve().as_uri(),
+           topology.resolve().as_uri(), history.resolve().as_uri())
+    return trace
+
+
+def rumen_anonymize(trace: Path, out: Path) -> Path:
+    """Run Rumen's ``Anonymizer`` (what public traces go through) on ``trace``."""
+    _rumen(ANONYMIZER, "-trace", trace.resolve().as_uri(), out.resolve().as_uri())
+    return out
+
+
+def _rumen(tool: str, *args: str, timeout: float = 120) -> None:
+    cmd = ["java", "-Xmx512m", "-cp", classpath(), tool, *args]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
                           env=os.environ | {"JAVA_HOME": java_home()})
-    if done.returncode != 0 or not trace.exists():
-        raise RuntimeError(f"TraceBuilder failed ({done.returncode}): {done.stderr[-2000:]}")
-    return trace
+    if done.returncode != 0:
+        raise RuntimeError(f"{tool} failed ({done.returncode}): {done.stderr[-2000:]}")
 
 
 def java_home() -> str:

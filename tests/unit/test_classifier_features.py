@@ -42,6 +42,20 @@ def test_app_name_normalisation() -> None:
     assert app_name("report-20100211") == app_name("report-20100212") == "report-#"
     assert app_name(None) == app_name("") == "?"
     assert len(app_name("x" * 500)) == 80
+    # dispatch-trace-output: a daily job dated in its name; times and ids too
+    daily = "daily\\.UK\\.web/split-by-bcookie/2009-04-20"
+    assert app_name(daily) == app_name(daily[:-2] + "21") == "daily.UK.web/split-by-bcookie/#"
+    assert app_name("load at 23:15:02") == app_name("load at 7:00") == "load at #"
+    assert app_name("job_1795319059678_0001") == "job_#_#"
+
+
+def test_short_numbers_name_the_work_and_are_kept() -> None:
+    assert app_name("tpch q12") != app_name("tpch q1")
+    assert app_name("Sleep job") == "Sleep job"
+    # Rumen's Anonymizer names each distinct job name job<n>: all kept apart
+    assert [app_name(f"job{n}") for n in (0, 1, 1234, 56789)] == [
+        "job0", "job1", "job1234", "job56789"
+    ]
 
 
 def test_nameless_jobs_are_told_apart_by_user_and_shape() -> None:
@@ -139,7 +153,7 @@ def test_live_task_adapter_matches_trace_features() -> None:
         elapsed_time=3,
     )
     props = props_from_live(task, JOB, _app())
-    assert props == TaskProps("MAPREDUCE", "word count #-#-#", "REDUCE", "<100", "4096")
+    assert props == TaskProps("MAPREDUCE", "word count #", "REDUCE", "<100", "4096")
     # an explicit container size wins over the request's
     assert props_from_live(task, JOB, _app(), memory_mb=1024).demand == "1024"
     # no app, no job: the name falls back to the job's, progress unknown

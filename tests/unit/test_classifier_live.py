@@ -75,10 +75,10 @@ def test_a_task_is_learned_with_the_progress_it_started_with() -> None:
     quick = task(7, "SUCCEEDED", T0 + 1 * S, T0 + 4 * S)
     no_more_asks = dataclasses.replace(APP, resource_requests=())
     live.update(snap(T0 + 30 * S, finished=(quick,), job=later, app=no_more_asks))
-    group = "F,A,S,P=MAPREDUCE|nightly-etl #-#-#|MAP|0"
+    group = "F,A,S,P=MAPREDUCE|nightly-etl #|MAP|0"
     assert live.model.counts[group] == [1, 0]
     # no container seen and no pending request left: the last memory asked is used
-    assert live.model.counts["F,A,S,D=MAPREDUCE|nightly-etl #-#-#|MAP|1024"] == [1, 0]
+    assert live.model.counts["F,A,S,D=MAPREDUCE|nightly-etl #|MAP|1024"] == [1, 0]
 
 
 def test_container_size_is_the_demand_of_a_running_task() -> None:
