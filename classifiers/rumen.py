@@ -2,8 +2,10 @@
 
 A Rumen trace is a stream of JSON job objects written one after another (not a
 JSON array), optionally gzipped; some copies start with a ``/* licence */``
-comment. :class:`RumenTrace` yields one typed :class:`RumenJob` at a time and
-never holds more than one job's text in memory. A truncated or corrupt trace
+comment. Re-packaged copies are read too: a JSON array of the job objects,
+one object per line, a UTF-8 byte-order mark, CRLF line ends.
+:class:`RumenTrace` yields one typed :class:`RumenJob` at a time and never
+holds more than one job's text in memory. A truncated or corrupt trace
 does not raise: iteration stops after the last complete job and
 :attr:`RumenTrace.problem` says where and why (the caller decides whether a
 partial trace is acceptable). Times are epoch milliseconds; ``-1`` means
@@ -24,6 +26,7 @@ from typing import Any, TextIO
 log = logging.getLogger(__name__)
 
 _PIECE = 1 << 16
+_BETWEEN_JOBS = frozenset("[],\ufeff")  # an array's brackets and commas, a BOM
 _CHUNK = 1 << 20
 _MEMORY_KEYS = {
     "MAP": ("mapreduce.map.memory.mb", "mapred.job.map.memory.mb"),
@@ -235,12 +238,13 @@ class RumenTrace:
         log.info("rumen: %s", self.problem)
 
     def _objects(self, text: TextIO) -> Iterator[Any]:
-        """Decode concatenated JSON values, skipping whitespace and comments."""
+        """Decode concatenated JSON values, skipping whitespace, comments and
+        what wraps values in an array (see :data:`_BETWEEN_JOBS`)."""
         decoder, src = json.JSONDecoder(), _Source(text)
         pos = 0
         while True:
             buf = src.buf
-            while pos < len(buf) and buf[pos].isspace():
+            while pos < len(buf) and (buf[pos].isspace() or buf[pos] in _BETWEEN_JOBS):
                 pos += 1
             if pos >= len(buf) or (buf[pos] == "/" and pos == len(buf) - 1):
                 if src.eof:

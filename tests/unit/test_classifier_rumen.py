@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import json
 from pathlib import Path
 
 import pytest
@@ -126,3 +127,32 @@ def test_small_chunks_and_comments(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     path.write_text('// head\n{"jobID": "job_1", "mapTasks": []}\n/* mid */ {"jobID": "job_2"}\n')
     jobs, problem = read_trace(path)
     assert [j.job_id for j in jobs] == ["job_1", "job_2"] and problem is None
+
+
+def test_repackaged_copies_read_the_same(tmp_path: Path) -> None:
+    # The same real jobs as a JSON array, one per line, with a BOM and CRLF.
+    original = DATA / "hadoop-sls/2jobs2min-rumen-jh.json"
+    jobs, _ = read_trace(original)
+    text = original.read_text()
+    objects = [json.loads(chunk) for chunk in _split_objects(text)]
+    variants = {
+        "array.json": json.dumps(objects, indent=1),
+        "lines.json": "\n".join(json.dumps(o) for o in objects),
+        "bom.json": "\ufeff" + text.replace("\n", "\r\n"),
+    }
+    for name, content in variants.items():
+        path = tmp_path / name
+        path.write_text(content, encoding="utf-8")
+        again, problem = read_trace(path)
+        assert problem is None and again == jobs, name
+
+
+def _split_objects(text: str) -> list[str]:
+    decoder, pos, out = json.JSONDecoder(), 0, []
+    while pos < len(text.rstrip()):
+        while text[pos].isspace():
+            pos += 1
+        _, end = decoder.raw_decode(text, pos)
+        out.append(text[pos:end])
+        pos = end
+    return out
