@@ -121,4 +121,7 @@ def render(result: EvalResult) -> str:
         lines.append(f"short tasks called long, by rule: {why}")
     if result.skipped:
         lines.append(f"tasks skipped (no start/finish time): {result.skipped}")
+    if result.unresolved:
+        lines.append(f"tasks failed or killed before the threshold (not scored): "
+                     f"{result.unresolved}")
     return "\n".join(lines)

@@ -11,8 +11,11 @@ the stage, the share of the job's maps finished by the cycle (and, for a
 reduce, whether some maps have not started), the memory asked. Tasks are
 timed from their launch (:attr:`classifiers.rumen.RumenTask.launch_ms`). SETUP/CLEANUP tasks
 are left out: on YARN they run inside the MapReduce AM, not in containers the
-advisor could place. The default 1 ms cycle is the paper's setting (classify
-at each task's start); ``--cycle 30`` mimics the daemon's 30 s cycle.
+advisor could place. A task that failed or was killed is not learned at its
+end, as live (its run time is not its length); it is scored long if it ran
+past the threshold, else not scored (``unresolved``). The default 1 ms cycle
+is the paper's setting (classify at each task's start); ``--cycle 30``
+mimics the daemon's 30 s cycle.
 
 Besides the confusion matrix the result counts *cold starts* (tasks called
 long for want of history of their application stage) and, stricter, tasks
@@ -67,6 +70,7 @@ class EvalResult:
     # that needs the stage's history can call them short.
     first_seen: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CLASSES, 0))
     skipped: int = 0  # tasks without usable start/finish times
+    unresolved: int = 0  # failed or killed before the threshold: length unknown
     problems: list[str] = field(default_factory=list)
 
     def n(self, actual: str) -> int:
@@ -112,6 +116,7 @@ class EvalResult:
         out["short_recall_ceiling"] = _round(self.short_recall_ceiling)
         out["short_called_long_by"] = self.short_called_long_by
         out["skipped_tasks"] = self.skipped
+        out["unresolved_tasks"] = self.unresolved
         out["problems"] = self.problems
         return out
 
@@ -131,6 +136,7 @@ class _Task:
     predicted_short: bool = False
     reason: str = ""
     first_seen: bool = False  # nothing learned of its application stage yet
+    succeeded: bool = True  # its last attempt succeeded (else failed or killed)
 
 
 def _events(jobs: Sequence[RumenJob]) -> tuple[list[_Task], list[tuple[int, int, int]]]:
@@ -143,7 +149,9 @@ def _events(jobs: Sequence[RumenJob]) -> tuple[list[_Task], list[tuple[int, int,
             i = len(tasks)
             # ids made unique: a trace may hold the same job twice (wordcount2.json)
             start = t.launch_ms  # when it gets a container: see RumenTask.launch_ms
-            tasks.append(_Task(j, f"{i}:{t.task_id}", t.type, start, t.finish_ms))
+            succeeded = t.status in ("SUCCESS", "")  # "": not recorded
+            tasks.append(_Task(j, f"{i}:{t.task_id}", t.type, start, t.finish_ms,
+                               succeeded=succeeded))
             events.append((start, _START, i))
             events.append((t.finish_ms, _FINISH, i))
     events.sort()
@@ -210,8 +218,15 @@ def evaluate_jobs(
 
 def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) -> None:
     duration = task.finish - task.start
-    model.learn_finished(task.task_id, task.feats, duration)
     actual = "long" if duration >= model.threshold_ms else "short"
+    if not task.succeeded:
+        # As live: a failed or killed task's run time is not its length. Past
+        # the threshold it is known long (learned censored while it ran).
+        if actual == "short":
+            result.unresolved += 1
+            return
+    else:
+        model.learn_finished(task.task_id, task.feats, duration)
     if task.reason in COLD_RULES:
         result.cold[actual] += 1
     if task.first_seen:

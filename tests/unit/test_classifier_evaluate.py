@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -194,3 +195,18 @@ def test_duplicate_jobs_in_one_trace_are_all_evaluated() -> None:
     same = job("wc", (0, 5 * S), job_id="job_1")
     result = run([same, same], NaiveBayesTaskClassifier())
     assert result.n("short") == 2
+
+
+def test_failed_or_killed_tasks_are_not_learned_as_their_length() -> None:
+    # Three maps succeed in 2 s; one is killed after 3 s, one after 100 s.
+    ok = [RumenTask(f"task_m_{i}", "MAP", "SUCCESS", T0, T0 + 2 * S, ()) for i in range(3)]
+    killed = RumenTask("task_m_k", "MAP", "KILLED", T0, T0 + 3 * S, ())
+    killed_long = RumenTask("task_m_l", "MAP", "FAILED", T0, T0 + 100 * S, ())
+    jobs = [replace(job("sort"), maps=(*ok, killed, killed_long), total_maps=5)]
+    model = NaiveBayesTaskClassifier()
+    result = run(jobs, model)
+    assert result.unresolved == 1  # the 3 s one: its length is unknown
+    assert (result.n("short"), result.n("long")) == (3, 1)
+    group = next(f for f in model.counts if f.startswith("F,A,S="))
+    assert model.counts[group] == [3, 0]  # neither killed task learned at its end
+    assert result.to_json()["unresolved_tasks"] == 1
