@@ -27,19 +27,22 @@ the five features cannot reach it there, whatever the parameters.
 
 from __future__ import annotations
 
+import heapq
+from bisect import bisect_left
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from classifiers.features import (
+    LEVEL_NAMES,
     TaskProps,
     app_identity,
     demand_bucket,
     features,
     progress_bucket,
 )
-from classifiers.naive_bayes import NaiveBayesTaskClassifier, RunningTask
+from classifiers.naive_bayes import GROUP_LEVEL, NaiveBayesTaskClassifier
 from classifiers.rumen import RumenJob, RumenTrace
 
 CLASSES = ("short", "long")
@@ -49,6 +52,7 @@ CLASSES = ("short", "long")
 # the five features can close within one short trace.
 COLD_RULES = frozenset({"unknown", "no-history"})
 DEFAULT_CYCLE_MS = 1  # classify at each task's start, as in the paper
+_GROUP = LEVEL_NAMES.index(GROUP_LEVEL)
 _START, _FINISH = 0, 1
 
 
@@ -158,6 +162,51 @@ def _events(jobs: Sequence[RumenJob]) -> tuple[list[_Task], list[tuple[int, int,
     return tasks, events
 
 
+class _Running:
+    """The tasks running at a cycle boundary, indexed so that one observation
+    costs O(groups running x log tasks) instead of O(tasks running), which made
+    a trace with thousands of concurrent tasks quadratic. Tasks are added in
+    start order, so appending keeps each {F,A,S} group's start times sorted.
+    :meth:`observe` gives the model what
+    :meth:`NaiveBayesTaskClassifier.observe_running` computes from the whole
+    list: censored learning, oldest age per group, overdue share (a test
+    checks they agree)."""
+
+    def __init__(self, threshold_ms: int) -> None:
+        self.tasks: dict[int, _Task] = {}
+        self._starts: dict[str, list[int]] = {}  # group -> sorted starts of its running tasks
+        self._due: list[tuple[int, int]] = []  # (when it reaches the threshold, task index)
+        self._threshold = threshold_ms
+
+    def add(self, i: int, task: _Task) -> None:
+        self.tasks[i] = task
+        self._starts.setdefault(task.feats[_GROUP], []).append(task.start)
+        heapq.heappush(self._due, (task.start + self._threshold, i))
+
+    def remove(self, i: int) -> None:
+        task = self.tasks.pop(i)
+        group = task.feats[_GROUP]
+        starts = self._starts[group]
+        del starts[bisect_left(starts, task.start)]
+        if not starts:
+            del self._starts[group]
+
+    def observe(self, model: NaiveBayesTaskClassifier, now: int) -> None:
+        while self._due and self._due[0][0] <= now:  # censored: past the threshold
+            _, i = heapq.heappop(self._due)
+            task = self.tasks.get(i)
+            if task is not None:
+                model.learn_running(task.task_id, task.feats, now - task.start)
+        ages: dict[str, int] = {}
+        overdue = 0
+        for group, starts in self._starts.items():
+            ages[group] = now - starts[0]
+            limit = model.overdue_after_ms(group)
+            if limit is not None:  # overdue: age > limit, i.e. started before now - limit
+                overdue += bisect_left(starts, now - limit)
+        model.note_running(ages, overdue / len(self.tasks) if self.tasks else 0.0)
+
+
 def evaluate_jobs(
     jobs: Sequence[RumenJob],
     model: NaiveBayesTaskClassifier,
@@ -175,7 +224,7 @@ def evaluate_jobs(
         app_identity(j.name, j.user, maps, j.total_reduces)
         for j, maps in zip(jobs, maps_total, strict=True)
     ]
-    running: dict[int, _Task] = {}
+    running = _Running(model.threshold_ms)
     e, first = 0, events[0][0] if events else 0
     while e < len(events):
         now = first + (events[e][0] - first) // cycle_ms * cycle_ms  # this event's cycle
@@ -185,9 +234,7 @@ def evaluate_jobs(
         window = events[e:end]
         e = end
         if any(kind == _START for _, kind, _ in window):  # else nothing to predict yet
-            model.observe_running(
-                RunningTask(t.task_id, t.feats, now - t.start) for t in running.values()
-            )
+            running.observe(model, now)
         for _, kind, i in window:  # predictions first: nothing of this cycle is known
             if kind == _START:
                 task = tasks[i]
@@ -204,14 +251,14 @@ def evaluate_jobs(
                 task.first_seen = not model.knows_stage(task.feats)
                 pred = model.predict(task.feats)
                 task.predicted_short, task.reason = pred.short, pred.reason
-                running[i] = task
+                running.add(i, task)
         for _, kind, i in window:  # known from the next cycle on
             if kind == _START and tasks[i].stage == "MAP":
                 maps_started[tasks[i].job] += 1
         for _, kind, i in window:
             if kind == _FINISH:
                 _finish(tasks[i], model, result)
-                del running[i]
+                running.remove(i)
                 if tasks[i].stage == "MAP":
                     maps_done[tasks[i].job] += 1
 

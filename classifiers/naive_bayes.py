@@ -178,9 +178,22 @@ class NaiveBayesTaskClassifier:
                 ages[group] = max(task.elapsed_ms, ages.get(group, 0))
                 overdue += self._is_overdue(group, task.elapsed_ms)
                 total += 1
-        self.running_age_ms = ages
-        self.overdue_share = overdue / total if total else 0.0
+        self.note_running(ages, overdue / total if total else 0.0)
         return learned
+
+    def note_running(self, oldest_age_ms: dict[str, int], overdue_share: float) -> None:
+        """What the overdue rules read: per {F,A,S} group the age of its oldest
+        running task, and the share of running tasks overdue. Set by
+        :meth:`observe_running`, or directly by a caller that keeps its running
+        tasks indexed (the evaluation, where they can be many thousands)."""
+        self.running_age_ms = oldest_age_ms
+        self.overdue_share = overdue_share
+
+    def overdue_after_ms(self, group: str) -> float | None:
+        """The age past which a running task of ``group`` is overdue; None
+        before a short task of the group was learned."""
+        longest_short = self.short_max_ms.get(group)
+        return None if longest_short is None else self.overdue_factor * longest_short
 
     def _remember(self, task_id: str, censored: bool) -> None:
         self._seen[task_id] = censored
@@ -240,8 +253,8 @@ class NaiveBayesTaskClassifier:
         return len(feats) > self._group and feats[self._group] in self.counts
 
     def _is_overdue(self, group: str, age_ms: int) -> bool:
-        longest_short = self.short_max_ms.get(group)
-        return longest_short is not None and age_ms > self.overdue_factor * longest_short
+        limit = self.overdue_after_ms(group)
+        return limit is not None and age_ms > limit
 
     def predict(self, feats: Sequence[str], factors: Sequence[float] | None = None) -> Prediction:
         """Classify a task about to start (features in level order)."""

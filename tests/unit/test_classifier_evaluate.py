@@ -8,8 +8,15 @@ from pathlib import Path
 
 import pytest
 
-from classifiers.evaluate import EvalResult, evaluate_jobs, evaluate_traces
-from classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction
+from classifiers.evaluate import (
+    _START,
+    EvalResult,
+    _events,
+    _Running,
+    evaluate_jobs,
+    evaluate_traces,
+)
+from classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
 from classifiers.rumen import RumenJob, RumenTask, RumenTrace
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
@@ -210,3 +217,36 @@ def test_failed_or_killed_tasks_are_not_learned_as_their_length() -> None:
     group = next(f for f in model.counts if f.startswith("F,A,S="))
     assert model.counts[group] == [3, 0]  # neither killed task learned at its end
     assert result.to_json()["unresolved_tasks"] == 1
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+@pytest.mark.parametrize("name", ["trace_7m", "distcache_case4_trace", "5m_stream_trace"])
+def test_indexed_running_tasks_tell_the_model_what_the_whole_list_would(name: str) -> None:
+    # Traces with censored long tasks and cluster-wide overdue stalls.
+    jobs = list(RumenTrace(DATA / f"hadoop-gridmix-system-traces/{name}.json.gz"))
+    tasks, events = _events(jobs)
+    for t in tasks:
+        t.feats = ("F=MAPREDUCE", f"F,A=MAPREDUCE|{jobs[t.job].name}",
+                   f"F,A,S=MAPREDUCE|{jobs[t.job].name}|{t.stage}")
+    indexed, listed = NaiveBayesTaskClassifier(), NaiveBayesTaskClassifier()
+    running, plain = _Running(indexed.threshold_ms), {}
+    overdue_seen = 0.0
+    for now, kind, i in events:
+        task = tasks[i]
+        if kind == _START:
+            running.observe(indexed, now)
+            listed.observe_running(
+                RunningTask(t.task_id, t.feats, now - t.start) for t in plain.values()
+            )
+            assert indexed.running_age_ms == listed.running_age_ms
+            assert indexed.overdue_share == pytest.approx(listed.overdue_share)
+            assert indexed.counts == listed.counts
+            overdue_seen = max(overdue_seen, listed.overdue_share)
+            running.add(i, task)
+            plain[i] = task
+        else:
+            running.remove(i)
+            del plain[i]
+            for model in (indexed, listed):
+                model.learn_finished(task.task_id, task.feats, task.finish - task.start)
+    assert overdue_seen > 0.2 and listed.class_counts[1] > 0  # both rules were exercised
