@@ -57,7 +57,8 @@ def build_advisor(cfg: AdvisorConfig, sensor: Sensor, persist: bool = True) -> A
         path = cfg.classifier.checkpoint or str(Path(cfg.state_dir) / "classifier.json")
         hook = ClassifierHook.load(Path(path) if persist else None,
                                    threshold_s=cfg.classifier.threshold_s,
-                                   min_confidence=cfg.classifier.min_confidence)
+                                   min_confidence=cfg.classifier.min_confidence,
+                                   min_support=cfg.classifier.min_support)
     actuator = build_actuator(cfg, sensor.connectors.rm if persist else None,
                               replay=not persist)
     return Advisor(sensor, decide=Decider(config_from_dict(cfg.policies), classifier=hook),

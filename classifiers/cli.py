@@ -50,6 +50,14 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
         help="P(short) needed to call a task short (default: the model's, 0.9)",
     )
     p.add_argument(
+        "--min-support",
+        type=int,
+        default=None,
+        metavar="N",
+        help="tasks of an application stage learned before one is called short "
+        "(default: the model's, 3)",
+    )
+    p.add_argument(
         "--cycle",
         type=float,
         default=0.0,
@@ -69,10 +77,14 @@ def cmd_classify_eval(args: argparse.Namespace) -> int:
     if args.min_confidence is not None and not 0.0 <= args.min_confidence <= 1.0:
         print("classify-eval: --min-confidence must be within [0, 1]", file=sys.stderr)
         return 2
+    if args.min_support is not None and args.min_support < 1:
+        print("classify-eval: --min-support must be >= 1", file=sys.stderr)
+        return 2
     result = evaluate_traces(
         args.rumen,
         threshold_s=args.threshold,
         min_confidence=args.min_confidence,
+        min_support=args.min_support,
         cycle_ms=max(1, round(args.cycle * 1000)),
     )
     if args.json:
@@ -93,6 +105,7 @@ def render(result: EvalResult) -> str:
     lines = [
         f"trace(s): {', '.join(result.traces)}",
         f"threshold {result.threshold_s:g} s, min confidence {result.min_confidence:g}, "
+        f"min support {result.min_support}, "
         f"cycle {result.cycle_ms / 1000:g} s",
         "",
         f"{'actual / predicted':<20}{'short':>10}{'long':>10}{'n':>10}{'recall':>10}",

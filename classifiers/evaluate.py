@@ -64,6 +64,7 @@ class EvalResult:
     threshold_s: float
     min_confidence: float
     cycle_ms: int = DEFAULT_CYCLE_MS
+    min_support: int = 3
     confusion: dict[str, dict[str, int]] = field(
         default_factory=lambda: {a: {p: 0 for p in CLASSES} for a in CLASSES}
     )
@@ -108,6 +109,7 @@ class EvalResult:
             "trace": self.traces[0] if len(self.traces) == 1 else self.traces,
             "threshold_s": self.threshold_s,
             "min_confidence": self.min_confidence,
+            "min_support": self.min_support,
             "cycle_s": self.cycle_ms / 1000,
         }
         for cls in CLASSES:
@@ -289,14 +291,17 @@ def evaluate_traces(
     threshold_s: float = 60.0,
     min_confidence: float | None = None,
     cycle_ms: int = DEFAULT_CYCLE_MS,
+    min_support: int | None = None,
 ) -> EvalResult:
     """Evaluate one fresh model over the traces in order (it learns across them)."""
     params: dict[str, Any] = {"threshold_s": threshold_s}
     if min_confidence is not None:
         params["min_confidence"] = min_confidence
+    if min_support is not None:
+        params["min_support"] = min_support
     model = NaiveBayesTaskClassifier(**params)
     names = [str(p) for p in paths]
-    result = EvalResult(names, threshold_s, model.min_confidence, cycle_ms)
+    result = EvalResult(names, threshold_s, model.min_confidence, cycle_ms, model.min_support)
     for path in names:
         trace = RumenTrace(path)
         jobs = list(trace)

@@ -149,11 +149,13 @@ class Classifier:
     enabled: bool = True
     threshold_s: float = 60.0
     min_confidence: float = 0.9
+    min_support: int = 3
     checkpoint: str | None = None
 
     def validate(self) -> list[str]:
         return (_check(self.threshold_s > 0, "threshold_s: must be > 0")
-                + _check(0.5 <= self.min_confidence <= 1.0, "min_confidence: must be 0.5..1"))
+                + _check(0.5 <= self.min_confidence <= 1.0, "min_confidence: must be 0.5..1")
+                + _check(1 <= self.min_support <= 1000, "min_support: must be 1..1000"))
 
 
 @dataclass(frozen=True)

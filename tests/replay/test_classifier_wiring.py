@@ -17,10 +17,20 @@ from config.schema import load
 from connectors.replay import Recording, open_recording
 
 
-def _advisor(recording: Recording, state_dir: Path, persist: bool):  # type: ignore[no-untyped-def]
+def _advisor(recording: Recording, state_dir: Path, persist: bool,  # type: ignore[no-untyped-def]
+             classifier: dict[str, object] | None = None):
     cfg = load(None, {"state_dir": str(state_dir), "rm": {
-        "urls": recording.rm_urls, "history_url": recording.history_url}})
+        "urls": recording.rm_urls, "history_url": recording.history_url},
+        "classifier": classifier or {}})
     return build_advisor(cfg, build_sensor(cfg), persist=persist)
+
+
+def test_configured_decision_rule_reaches_the_model(recording_dir: Path,
+                                                    tmp_path: Path) -> None:
+    advisor = _advisor(open_recording(recording_dir), tmp_path, persist=False,
+                       classifier={"min_support": 7, "min_confidence": 0.95})
+    model = advisor.decide.classifier.live.model  # type: ignore[union-attr]
+    assert (model.min_support, model.min_confidence) == (7, 0.95)
 
 
 def test_learns_publishes_and_scores_on_the_real_recording(recording_dir: Path,

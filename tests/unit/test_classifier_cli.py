@@ -70,3 +70,15 @@ def test_not_a_trace_exits_1_with_the_reason(capsys: pytest.CaptureFixture[str])
 def test_bad_arguments_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     assert main("classify-eval", "--rumen", str(TRACE), "--threshold", "0") == 2
     assert main("classify-eval", "--rumen", str(TRACE), "--min-confidence", "2") == 2
+    assert main("classify-eval", "--rumen", str(TRACE), "--min-support", "0") == 2
+
+
+def test_min_support_trades_short_recall(capsys: pytest.CaptureFixture[str]) -> None:
+    runs = {}
+    for support in ("1", "3", "10"):
+        assert main("classify-eval", "--rumen", str(TRACE), "--min-support", support,
+                    "--json") == 0
+        runs[support] = json.loads(capsys.readouterr().out)
+        assert runs[support]["min_support"] == int(support)
+    recall = [runs[s]["short"]["recall"] for s in ("1", "3", "10")]
+    assert recall[0] >= recall[1] >= recall[2] and recall[0] > recall[2]

@@ -77,3 +77,10 @@ def test_unreadable_or_non_mapping_file(tmp_path: Path) -> None:
 def test_client_key_without_cert_is_rejected() -> None:
     with pytest.raises(ConfigError, match=r"rm\.tls\.client_key: needs client_cert"):
         from_dict({"rm": {"tls": {"client_key": "/k.pem"}}})
+
+
+def test_classifier_min_support_is_checked() -> None:
+    assert load().classifier.min_support == 3
+    with pytest.raises(ConfigError) as info:
+        from_dict({"classifier": {"min_support": 0}})
+    assert info.value.errors == ["classifier.min_support: must be 1..1000"]
