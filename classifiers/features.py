@@ -7,8 +7,9 @@ or after the run is used):
   (``MAPREDUCE``, ``SPARK``, ``TEZ``...) live.
 - A application name: the job name with the parts that change from run to
   run replaced by ``#``: dates (``2009-04-20``, ``20100210``), times
-  (``23:15``) and any run of four or more digits (timestamps, ids), so the
-  daily ``report-20100210`` and ``report-20100211`` are one application. Runs
+  (``23:15``), partition values (``hr=05``) and any run of four or more
+  digits (timestamps, ids), so the daily ``report-20100210`` and
+  ``report-20100211`` are one application. Runs
   of up to three digits are kept: they often *name* the work (``tpch q12``
   is not ``tpch q1``), and the Rumen ``Anonymizer`` names each distinct job
   name ``job0``, ``job1``... (kept whole, whatever its length). Keeping a
@@ -68,8 +69,13 @@ LEVELS: tuple[tuple[str, ...], ...] = (
 LEVEL_NAMES: tuple[str, ...] = tuple(",".join(level) for level in LEVELS)
 # MRAppMaster container-request priorities (RMContainerAllocator).
 MR_PRIORITY_STAGE = {5: "MAP", 19: "MAP", 20: "MAP", 10: "REDUCE"}
-# Dates, times and runs of 4+ digits: what changes between runs of one job.
-_VOLATILE = re.compile(r"\d{4}(?:[-/._]\d{1,2}){1,2}|\d{1,2}:\d{2}(?::\d{2})?|\d{4,}")
+# What changes between runs of one job: see the module docstring.
+_VOLATILE = re.compile(
+    r"\d{4}(?:[-/._]\d{1,2}){1,2}(?:[T ]\d{1,2}(?::\d{2}){0,2})?"  # dates, maybe a time
+    r"|\d{1,2}:\d{2}(?::\d{2})?"  # times
+    r"|(?<==)\d+"  # partition values: hr=05
+    r"|\d{4,}"  # compact dates, timestamps, ids
+)
 _ANONYMIZED = re.compile(r"job\d+")  # Rumen Anonymizer's job names
 
 

@@ -47,6 +47,10 @@ def test_app_name_normalisation() -> None:
     assert app_name(daily) == app_name(daily[:-2] + "21") == "daily.UK.web/split-by-bcookie/#"
     assert app_name("load at 23:15:02") == app_name("load at 7:00") == "load at #"
     assert app_name("job_1795319059678_0001") == "job_#_#"
+    assert app_name("load dt=2010-02-10/hr=05") == app_name("load dt=2010-02-11/hr=17") == (
+        "load dt=#/hr=#"
+    )
+    assert app_name("export 2010-02-10T05:30") == app_name("export 2010-02-10 17") == "export #"
 
 
 def test_short_numbers_name_the_work_and_are_kept() -> None:
