@@ -269,11 +269,12 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
     duration = task.finish - task.start
     actual = "long" if duration >= model.threshold_ms else "short"
     if not task.succeeded:
-        # As live: a failed or killed task's run time is not its length. Past
-        # the threshold it is known long (learned censored while it ran).
+        # As live: a failed or killed task's run time is not its length; one
+        # that ran past the threshold is known long (censored, learned once).
         if actual == "short":
             result.unresolved += 1
             return
+        model.learn_running(task.task_id, task.feats, duration)
     else:
         model.learn_finished(task.task_id, task.feats, duration)
     if task.reason in COLD_RULES:

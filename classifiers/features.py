@@ -9,19 +9,19 @@ or after the run is used):
   run replaced by ``#``: dates (``2009-04-20``, ``20100210``), times
   (``23:15``), partition values (``hr=05``) and any run of four or more
   digits (timestamps, ids), so the daily ``report-20100210`` and
-  ``report-20100211`` are one application. Runs
-  of up to three digits are kept: they often *name* the work (``tpch q12``
-  is not ``tpch q1``), and the Rumen ``Anonymizer`` names each distinct job
-  name ``job0``, ``job1``... (kept whole, whatever its length). Keeping a
-  number splits one application into several, which costs cold starts;
-  dropping one would pool different applications, which calls long tasks
-  short (on distcache_case5, anonymized, 20 of 25). Rumen escapes removed,
-  at most 80 characters. A job without a name (older traces
-  scrub them) is identified by what else is known when it starts: its user
-  and its shape, the numbers of maps and reduces rounded up to powers of two
-  (``?alice|m64|r8``); a recurring nameless pipeline keeps its user and shape,
-  whereas one ``?`` for every nameless job pooled unrelated jobs (on
-  goldFoldedTrace, 40 % long) into one application.
+  ``report-20100211`` are one application. Runs of up to three digits are
+  kept: they often *name* the work (``tpch q12`` is not ``tpch q1``), and
+  the Rumen ``Anonymizer`` names each distinct job name ``job0``,
+  ``job1``... (kept whole, whatever its length). Keeping a number splits one
+  application into several, which costs cold starts; dropping one would pool
+  different applications, which calls long tasks short (on distcache_case5,
+  anonymized, 20 of 25). Rumen escapes removed, at most 80 characters. A job
+  without a name (older traces scrub them) is identified by what else is
+  known when it starts: its user and its shape, the numbers of maps and
+  reduces rounded up to powers of two (``?alice|m64|r8``); a recurring
+  nameless pipeline keeps its user and shape, whereas one ``?`` for every
+  nameless job pooled unrelated jobs (on goldFoldedTrace, 40 % long) into one
+  application.
 - S stage: ``MAP`` or ``REDUCE`` (a Spark stage would be ``STAGE<n>``).
 - P job progress when t starts, bucketed on the fraction of the job's maps
   already completed: ``0`` (none), ``<50`` (under half), ``<100``, ``100``

@@ -58,8 +58,8 @@ class LearningLog(NaiveBayesTaskClassifier):
         return super().learn_finished(task_id, feats, duration_ms)
 
 
-def _history_of(cluster: MiniCluster, job_id: str, timeout: float = 60) -> Path:
-    """The job's history file, once the JobHistoryServer moved it to done."""
+def _wait_for_history(cluster: MiniCluster, job_id: str, timeout: float = 60) -> Path:
+    """The job's history file, once the JobHistoryServer moved it (and its conf) to done."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         found = list(cluster.history_done_dir.rglob(f"{job_id}-*.jhist"))
@@ -75,24 +75,25 @@ def test_live_learning_and_rumen_evaluation_agree(mini_cluster: MiniCluster,
     job = mini_cluster.sleep_job(queue="etl", maps=MAPS, reduces=1, map_ms=3000,
                                  reduce_ms=1000, map_mb=MAP_MB, reduce_mb=REDUCE_MB)
     job_id = job.app_id.replace("application_", "job_")
+    of_job = job_id.removeprefix("job_")  # in every task id of the job
     cfg = load(None, {"rm": {"urls": [mini_cluster.rm_url],
                              "history_url": mini_cluster.jhs_url}})
     sensor, live_log = build_sensor(cfg), LearningLog()
     live = LiveTaskClassifier(live_log)
     deadline = time.monotonic() + 240
-    while len([t for t in live_log.learned if job_id[4:] in t]) < MAPS + 1:
+    while len([t for t in live_log.learned if of_job in t]) < MAPS + 1:
         assert time.monotonic() < deadline, f"live path learned only {live_log.learned}"
         live.update(sensor.sense(int(time.time() * 1000)))
         time.sleep(1.0)
     assert job.wait(timeout=120) == 0
 
-    _history_of(mini_cluster, job_id)
+    _wait_for_history(mini_cluster, job_id)
     trace = RumenTrace(rumen_trace(mini_cluster.history_done_dir, tmp_path / "trace.json"))
     jobs = [j for j in trace if j.job_id == job_id]
     assert trace.problem is None
     assert len(jobs) == 1
     rumen_job = jobs[0]
-    assert (rumen_job.name, rumen_job.user != "") == ("Sleep job", True)
+    assert rumen_job.name == "Sleep job" and rumen_job.user
     assert (rumen_job.memory_mb("MAP"), rumen_job.memory_mb("REDUCE")) == (MAP_MB, REDUCE_MB)
     # Rumen's task startTime is when the AM scheduled the task; the launch is later.
     reduce = rumen_job.reduces[0]
@@ -100,7 +101,7 @@ def test_live_learning_and_rumen_evaluation_agree(mini_cluster: MiniCluster,
 
     eval_log = LearningLog()
     evaluate_jobs(jobs, eval_log, EvalResult([str(trace.path)], 60.0, 0.9))
-    live_tasks = {t: v for t, v in live_log.learned.items() if job_id[4:] in t}
+    live_tasks = {t: v for t, v in live_log.learned.items() if of_job in t}
     assert sorted(eval_log.learned) == sorted(live_tasks)
     assert len(live_tasks) == MAPS + 1
     for task, (live_feats, live_ms) in live_tasks.items():
