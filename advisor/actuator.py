@@ -14,7 +14,7 @@ target (in a window) -> max actions per cycle -> minimum change size.
 Then, in dry-run (the default: top-level ``dry_run``, or the policy's own
 ``dry_run: true``) it is journaled as ``dry_run``. In enforce mode the RM is
 checked live once per cycle (active and reachable), and the write goes
-through :class:`~connectors.rm_write.RMWriter`: read, ``intent`` journaled with
+through :class:`~yarn_advisor.connectors.rm_write.RMWriter`: read, ``intent`` journaled with
 that previous value, one write, ``result`` journaled with the RM's answer and
 the value read back. A write whose answer is lost (timeout) is never resent:
 the value is read back once and the outcome is ``applied`` or ``unknown``.
@@ -36,12 +36,12 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-from advisor.journal import Journal, Record, Writer, journaled_write, new_id
-from advisor.model import Snapshot
-from config.schema import ActuatorSettings, AdvisorConfig
-from connectors.errors import ConnectorError
-from connectors.rm import RMClient
-from connectors.rm_write import IRREVERSIBLE, SCHEDULER, RMWriter, lever
+from yarn_advisor.advisor.journal import Journal, Record, Writer, journaled_write, new_id
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.config.schema import ActuatorSettings, AdvisorConfig
+from yarn_advisor.connectors.errors import ConnectorError
+from yarn_advisor.connectors.rm import RMClient
+from yarn_advisor.connectors.rm_write import IRREVERSIBLE, SCHEDULER, RMWriter, lever
 
 ACTUATABLE = frozenset({"set_app_priority", "move_app_queue", "update_scheduler_conf",
                         "replace_node_labels", "update_node_resource", "signal_container",

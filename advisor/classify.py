@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from advisor.model import Snapshot
-from classifiers.live import LiveTaskClassifier
-from classifiers.naive_bayes import NaiveBayesTaskClassifier, load_or_fresh
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.classifiers.live import LiveTaskClassifier
+from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, load_or_fresh
 
 log = logging.getLogger("yarn_advisor")
 MAX_REMEMBERED = 200_000

@@ -19,15 +19,21 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from advisor import explain, rollback
-from advisor.actuator import journal_path
-from advisor.daemon import Advisor, cycle_line
-from advisor.metrics import CycleReport
-from advisor.server import AdvisorServer
-from advisor.wiring import build_advisor, build_sensor
-from classifiers import cli as classifiers_cli
-from config.schema import AdvisorConfig, ConfigError, load
-from connectors.replay import CycleRecorder, Recording, RecordingError, open_recording, replaying
+from yarn_advisor.advisor import explain, rollback
+from yarn_advisor.advisor.actuator import journal_path
+from yarn_advisor.advisor.daemon import Advisor, cycle_line
+from yarn_advisor.advisor.metrics import CycleReport
+from yarn_advisor.advisor.server import AdvisorServer
+from yarn_advisor.advisor.wiring import build_advisor, build_sensor
+from yarn_advisor.classifiers import cli as classifiers_cli
+from yarn_advisor.config.schema import AdvisorConfig, ConfigError, load
+from yarn_advisor.connectors.replay import (
+    CycleRecorder,
+    Recording,
+    RecordingError,
+    open_recording,
+    replaying,
+)
 
 log = logging.getLogger("yarn_advisor")
 

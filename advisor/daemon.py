@@ -18,11 +18,11 @@ from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any, ParamSpec, TypeVar
 
-from advisor.decider import Decider
-from advisor.engine import EngineConfig
-from advisor.metrics import CycleReport, Totals
-from advisor.model import Snapshot
-from advisor.sense import SenseError, Sensor
+from yarn_advisor.advisor.decider import Decider
+from yarn_advisor.advisor.engine import EngineConfig
+from yarn_advisor.advisor.metrics import CycleReport, Totals
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.sense import SenseError, Sensor
 
 log = logging.getLogger("yarn_advisor")
 P = ParamSpec("P")

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.engine import Classifier, EngineConfig, EngineResult, decide
-from advisor.model import Snapshot
+from yarn_advisor.advisor.engine import Classifier, EngineConfig, EngineResult, decide
+from yarn_advisor.advisor.model import Snapshot
 
 
 @dataclass

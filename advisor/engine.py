@@ -50,10 +50,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from advisor.model import Snapshot
-from advisor.policies import POLICIES, ConfigError, Policy, PolicyResult, build_params
-from advisor.recommendation import JsonDict, Recommendation
-from connectors._json import paused_gc
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.policies import POLICIES, ConfigError, Policy, PolicyResult, build_params
+from yarn_advisor.advisor.recommendation import JsonDict, Recommendation
+from yarn_advisor.connectors._json import paused_gc
 
 Classifier = Callable[[Snapshot, Mapping[str, object]], Mapping[str, object]]
 SECTION_KEYS = frozenset({"enabled", "dry_run", "params"})

@@ -15,7 +15,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from config.schema import load
+from yarn_advisor.config.schema import load
 
 
 def register(sub: Any) -> None:
@@ -51,9 +51,9 @@ def _latest(args: argparse.Namespace) -> tuple[object, list[dict[str, Any]]]:
         with urllib.request.urlopen(url, timeout=10) as resp:
             body = json.load(resp)
         return body.get("cycle"), list(body.get("recommendations") or [])
-    from advisor.cli import replay_advisor, replay_cycles
-    from advisor.wiring import build_advisor, build_sensor
-    from connectors.replay import open_recording
+    from yarn_advisor.advisor.cli import replay_advisor, replay_cycles
+    from yarn_advisor.advisor.wiring import build_advisor, build_sensor
+    from yarn_advisor.connectors.replay import open_recording
 
     cfg = load(args.config)
     if args.replay:

@@ -29,20 +29,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from connectors.errors import (
+from yarn_advisor.connectors.errors import (
     ConnectorError,
     HTTPStatusError,
     StandbyError,
     TimeoutError_,
     UnavailableError,
 )
-from connectors.rm_write import WriteOutcome, lever
+from yarn_advisor.connectors.rm_write import WriteOutcome, lever
 
 Record = dict[str, Any]
 
 
 class Writer(Protocol):
-    """What writes: :class:`~connectors.rm_write.RMWriter` (or a test double)."""
+    """What writes: :class:`~yarn_advisor.connectors.rm_write.RMWriter` (or a test double)."""
 
     def ensure_active(self) -> None: ...
 

@@ -14,9 +14,8 @@ from typing import Any
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
-
-from advisor.model import Snapshot
-from advisor.sense import SourceStat
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.sense import SourceStat
 
 NS = "yarn_advisor"
 TOP_N = 10  # apps named in labels per cycle, at most

@@ -25,8 +25,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from advisor.journal import Action, Journal, Record, Writer, journaled_write, new_id
-from connectors.rm_write import IRREVERSIBLE
+from yarn_advisor.advisor.journal import Action, Journal, Record, Writer, journaled_write, new_id
+from yarn_advisor.connectors.rm_write import IRREVERSIBLE
 
 DONE = frozenset({"applied", "noop"})
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -124,11 +124,11 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
 
 
 def cmd_rollback(args: argparse.Namespace) -> int:
-    from advisor.actuator import journal_path
-    from advisor.wiring import http_client
-    from config.schema import load
-    from connectors.rm import RMClient
-    from connectors.rm_write import RMWriter
+    from yarn_advisor.advisor.actuator import journal_path
+    from yarn_advisor.advisor.wiring import http_client
+    from yarn_advisor.config.schema import load
+    from yarn_advisor.connectors.rm import RMClient
+    from yarn_advisor.connectors.rm_write import RMWriter
 
     cfg = load(args.config)
     try:

@@ -23,16 +23,24 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
-from advisor.model import App, Container, ContainerUsage, MRJob, QueueMetricsBean, Snapshot, Task
-from advisor.snapshot import build_snapshot
-from config.schema import Sense
-from connectors import jmx as jmxp
-from connectors import mapreduce as mrp
-from connectors import rm as rmp
-from connectors.errors import ConnectorError, HTTPStatusError
-from connectors.jmx import JmxClient
-from connectors.mapreduce import MapReduceClient
-from connectors.rm import RMClient
+from yarn_advisor.advisor.model import (
+    App,
+    Container,
+    ContainerUsage,
+    MRJob,
+    QueueMetricsBean,
+    Snapshot,
+    Task,
+)
+from yarn_advisor.advisor.snapshot import build_snapshot
+from yarn_advisor.config.schema import Sense
+from yarn_advisor.connectors import jmx as jmxp
+from yarn_advisor.connectors import mapreduce as mrp
+from yarn_advisor.connectors import rm as rmp
+from yarn_advisor.connectors.errors import ConnectorError, HTTPStatusError
+from yarn_advisor.connectors.jmx import JmxClient
+from yarn_advisor.connectors.mapreduce import MapReduceClient
+from yarn_advisor.connectors.rm import RMClient
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")

@@ -16,9 +16,8 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
-
-from advisor.daemon import Advisor
-from advisor.metrics import AdvisorCollector
+from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.metrics import AdvisorCollector
 
 
 class AdvisorServer:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
-from advisor.model import (
+from yarn_advisor.advisor.model import (
     App,
     ClusterInfo,
     ClusterMetrics,

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from advisor.actuator import build_actuator
-from advisor.classify import ClassifierHook
-from advisor.daemon import Advisor
-from advisor.decider import Decider
-from advisor.engine import config_from_dict
-from advisor.sense import Connectors, Sensor
-from config.schema import AdvisorConfig
-from connectors.http import AuthConfig, HttpClient, Recorder, RetryPolicy
-from connectors.jmx import JmxClient
-from connectors.mapreduce import MapReduceClient
-from connectors.rm import RMClient
+from yarn_advisor.advisor.actuator import build_actuator
+from yarn_advisor.advisor.classify import ClassifierHook
+from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.decider import Decider
+from yarn_advisor.advisor.engine import config_from_dict
+from yarn_advisor.advisor.sense import Connectors, Sensor
+from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.connectors.http import AuthConfig, HttpClient, Recorder, RetryPolicy
+from yarn_advisor.connectors.jmx import JmxClient
+from yarn_advisor.connectors.mapreduce import MapReduceClient
+from yarn_advisor.connectors.rm import RMClient
 
 
 def http_client(cfg: AdvisorConfig, recorder: Recorder | None = None) -> HttpClient:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from advisor.model import (
+from yarn_advisor.advisor.model import (
     App,
     ClusterInfo,
     ClusterMetrics,
@@ -30,9 +30,9 @@ from advisor.model import (
     Snapshot,
     Task,
 )
-from classifiers.features import TaskProps, app_name, features
-from classifiers.live import LiveTaskClassifier
-from classifiers.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.features import TaskProps, app_name, features
+from yarn_advisor.classifiers.live import LiveTaskClassifier
+from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
 
 RUNS = 7
 N = 100_000

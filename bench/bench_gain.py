@@ -37,12 +37,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
+from yarn_advisor.advisor.actuator import build_actuator  # noqa: E402
+from yarn_advisor.advisor.rollback import rollback, select  # noqa: E402
+from yarn_advisor.advisor.wiring import build_advisor, build_sensor  # noqa: E402
+from yarn_advisor.config.schema import AdvisorConfig, load  # noqa: E402
 from yarnmini import MiniCluster, SubmittedApp  # noqa: E402
-
-from advisor.actuator import build_actuator  # noqa: E402
-from advisor.rollback import rollback, select  # noqa: E402
-from advisor.wiring import build_advisor, build_sensor  # noqa: E402
-from config.schema import AdvisorConfig, load  # noqa: E402
 
 TOTAL_MB, TOTAL_VCORES = 9216, 9
 BATCH: list[dict[str, Any]] = [

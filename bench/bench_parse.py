@@ -25,10 +25,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from advisor.model import Snapshot
-from advisor.snapshot import build_snapshot
-from connectors import parse_rm
-from connectors.http import decode_json
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.snapshot import build_snapshot
+from yarn_advisor.connectors import parse_rm
+from yarn_advisor.connectors.http import decode_json
 
 N_NODES = 10_000
 N_APPS = 5_000

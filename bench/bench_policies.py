@@ -35,8 +35,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from advisor.engine import Classifier, EngineConfig, PolicyConfig, decide
-from advisor.model import (
+from yarn_advisor.advisor.engine import Classifier, EngineConfig, PolicyConfig, decide
+from yarn_advisor.advisor.model import (
     App,
     ClusterInfo,
     ClusterMetrics,
@@ -52,7 +52,7 @@ from advisor.model import (
     Snapshot,
     Task,
 )
-from advisor.policies import POLICIES
+from yarn_advisor.advisor.policies import POLICIES
 
 N_NODES, N_RACKS, N_IDLE = 10_000, 200, 100
 N_APPS, N_SPARK, N_ACCEPTED = 5_000, 500, 500

@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from classifiers.evaluate import CLASSES, EvalResult, evaluate_traces
+from yarn_advisor.classifiers.evaluate import CLASSES, EvalResult, evaluate_traces
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TARGET_SHORT, TARGET_LCS = 0.87, 0.02

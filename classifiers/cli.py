@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from classifiers.evaluate import CLASSES, EvalResult, evaluate_traces
+from yarn_advisor.classifiers.evaluate import CLASSES, EvalResult, evaluate_traces
 
 TARGET_LONG_CALLED_SHORT = 0.02
 

@@ -9,8 +9,8 @@ last cycle before its start, reaches its prediction (a test checks this).
 Features use only what is known then: the job's name (or user and shape),
 the stage, the share of the job's maps finished by the cycle (and, for a
 reduce, whether some maps have not started), the memory asked. Tasks are
-timed from their launch (:attr:`classifiers.rumen.RumenTask.launch_ms`). SETUP/CLEANUP tasks
-are left out: on YARN they run inside the MapReduce AM, not in containers the
+timed from their launch (:attr:`~yarn_advisor.classifiers.rumen.RumenTask.launch_ms`).
+SETUP/CLEANUP tasks are left out: on YARN they run inside the MapReduce AM, not in containers the
 advisor could place. A task that failed or was killed is not learned at its
 end, as live (its run time is not its length); it is scored long if it ran
 past the threshold, else not scored (``unresolved``). The default 1 ms cycle
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from classifiers.features import (
+from yarn_advisor.classifiers.features import (
     LEVEL_NAMES,
     TaskProps,
     app_identity,
@@ -42,8 +42,8 @@ from classifiers.features import (
     features,
     progress_bucket,
 )
-from classifiers.naive_bayes import GROUP_LEVEL, NaiveBayesTaskClassifier
-from classifiers.rumen import RumenJob, RumenTrace
+from yarn_advisor.classifiers.naive_bayes import GROUP_LEVEL, NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.rumen import RumenJob, RumenTrace
 
 CLASSES = ("short", "long")
 # Predictions made with no history of the task's application stage: the

@@ -55,7 +55,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from advisor.model import App, MRJob, ResourceRequest, Task
+from yarn_advisor.advisor.model import App, MRJob, ResourceRequest, Task
 
 UNKNOWN = "?"
 LEVELS: tuple[tuple[str, ...], ...] = (

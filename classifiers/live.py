@@ -21,14 +21,14 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from advisor.model import App, MRJob, Snapshot, Task
-from classifiers.features import (
+from yarn_advisor.advisor.model import App, MRJob, Snapshot, Task
+from yarn_advisor.classifiers.features import (
     MR_PRIORITY_STAGE,
     features,
     props_for_request,
     props_from_live,
 )
-from classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
+from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
 
 MAX_TASKS_REMEMBERED = 500_000
 MAX_PROGRESS_POINTS = 240  # per job: 2 h of 30 s cycles

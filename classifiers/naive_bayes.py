@@ -1,6 +1,6 @@
 """Online naive Bayes short/long task classifier (OPERA Eq. 2-3).
 
-Each level of :mod:`classifiers.features` is one categorical feature. With
+Each level of :mod:`yarn_advisor.classifiers.features` is one categorical feature. With
 n(v, C) tasks of class C having value v at level i, N_C tasks of class C, K_i
 values seen at level i and Laplace smoothing a::
 
@@ -58,9 +58,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from classifiers import checkpoint
-from classifiers.checkpoint import FORMAT, VERSION, CheckpointError, validate
-from classifiers.features import LEVEL_NAMES
+from yarn_advisor.classifiers import checkpoint
+from yarn_advisor.classifiers.checkpoint import FORMAT, VERSION, CheckpointError, validate
+from yarn_advisor.classifiers.features import LEVEL_NAMES
 
 __all__ = ["CheckpointError", "NaiveBayesTaskClassifier", "Prediction", "load_or_fresh"]
 

@@ -276,8 +276,8 @@ def from_dict(data: Any) -> AdvisorConfig:
 def _policy_errors(policies: dict[str, Any]) -> list[str]:
     """Problems in the ``policies`` section, found by the policy registry
     (each policy owns the validation of its parameters)."""
-    from advisor.engine import config_from_dict
-    from advisor.policies import ConfigError as PolicyConfigError
+    from yarn_advisor.advisor.engine import config_from_dict
+    from yarn_advisor.advisor.policies import ConfigError as PolicyConfigError
 
     try:
         config_from_dict(policies)

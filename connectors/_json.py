@@ -5,7 +5,7 @@ shape drifts between Hadoop versions: a one-element list may arrive as the bare
 object, an empty collection as ``{}``, ``null`` or nothing at all, and some DAOs
 render every number as a string. These helpers absorb that drift so the parse
 functions stay short. Only a wrong *kind* of value where a collection or a
-required field must be raises :class:`~connectors.errors.ParseError`.
+required field must be raises :class:`~yarn_advisor.connectors.errors.ParseError`.
 
 Helpers are called once or twice per field of every item, so they keep a fast
 path for the common, well-typed case.
@@ -21,8 +21,8 @@ from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
-from advisor.model import ZERO, Resources
-from connectors.errors import ParseError
+from yarn_advisor.advisor.model import ZERO, Resources
+from yarn_advisor.connectors.errors import ParseError
 
 JSON = dict[str, Any]
 

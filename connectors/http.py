@@ -1,7 +1,7 @@
 """HTTP plumbing shared by every connector: timeouts, bounded retries, auth, TLS.
 
 All ``requests`` exceptions and non-success statuses are turned into the
-errors of :mod:`connectors.errors` here, at one boundary. Retries are bounded
+errors of :mod:`yarn_advisor.connectors.errors` here, at one boundary. Retries are bounded
 (attempts and a deadline), back off exponentially with full jitter, and only
 repeat idempotent reads or writes the caller marks as safe to repeat; 4xx
 answers other than 429 are never retried. Every exchange can be handed to a
@@ -19,9 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import requests
-
-from connectors._json import paused_gc
-from connectors.errors import (
+from yarn_advisor.connectors._json import paused_gc
+from yarn_advisor.connectors.errors import (
     AuthError,
     ConnectorError,
     HTTPStatusError,

@@ -1,6 +1,6 @@
 """JMX connector: RM queue/cluster beans and NodeManager per-container usage.
 
-Fetch here, parse in :mod:`connectors.parse_jmx` (``parse_beans`` is the
+Fetch here, parse in :mod:`yarn_advisor.connectors.parse_jmx` (``parse_beans`` is the
 public pure function). ``/jmx`` is not redirected by a standby RM, so RM
 beans are always read from the active RM that :class:`RMClient` follows.
 """
@@ -9,9 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from connectors.http import HttpClient
-from connectors.parse_jmx import cluster_metrics_bean, container_usage, parse_beans, queue_metrics
-from connectors.rm import RMClient
+from yarn_advisor.connectors.http import HttpClient
+from yarn_advisor.connectors.parse_jmx import (
+    cluster_metrics_bean,
+    container_usage,
+    parse_beans,
+    queue_metrics,
+)
+from yarn_advisor.connectors.rm import RMClient
 
 __all__ = [
     "JmxClient",

@@ -1,6 +1,6 @@
 """MapReduce connector: running jobs through the RM proxy, finished ones from JobHistory.
 
-Fetch here, parse in :mod:`connectors.parse_mapreduce` (``parse_jobs`` and
+Fetch here, parse in :mod:`yarn_advisor.connectors.parse_mapreduce` (``parse_jobs`` and
 ``parse_tasks`` are the public pure functions, re-exported here). A running
 job's ApplicationMaster is reached through the active RM's web proxy
 (``/proxy/{app}/ws/v1/mapreduce``); a finished job through the
@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from connectors.http import HttpClient
-from connectors.parse_mapreduce import (
+from yarn_advisor.connectors.http import HttpClient
+from yarn_advisor.connectors.parse_mapreduce import (
     parse_jobs,
     parse_task_attempts,
     parse_tasks,
     task_with_attempt,
 )
-from connectors.rm import RMClient
+from yarn_advisor.connectors.rm import RMClient
 
 __all__ = [
     "MapReduceClient",

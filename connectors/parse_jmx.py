@@ -4,11 +4,11 @@
 by name from its result:
 
 * RM ``Hadoop:service=ResourceManager,name=QueueMetrics,q0=root,q1=a`` ->
-  :class:`~advisor.model.QueueMetricsBean` for ``root.a`` (per-user beans,
+  :class:`~yarn_advisor.advisor.model.QueueMetricsBean` for ``root.a`` (per-user beans,
   which add ``,user=<name>``, are skipped);
 * RM ``Hadoop:service=ResourceManager,name=ClusterMetrics`` -> ``{attr: int}``;
 * NM ``Hadoop:service=NodeManager,name=ContainerResource_<containerId>`` ->
-  :class:`~advisor.model.ContainerUsage`.
+  :class:`~yarn_advisor.advisor.model.ContainerUsage`.
 
 A missing attribute reads as 0: attribute sets differ between versions and
 the NM only fills container gauges after its first flush period.
@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from advisor.model import ContainerUsage, QueueMetricsBean
-from connectors._json import JSON, as_float, as_int, as_list, res_pair, top
-from connectors.errors import ParseError
+from yarn_advisor.advisor.model import ContainerUsage, QueueMetricsBean
+from yarn_advisor.connectors._json import JSON, as_float, as_int, as_list, res_pair, top
+from yarn_advisor.connectors.errors import ParseError
 
 __all__ = ["cluster_metrics_bean", "container_usage", "parse_beans", "queue_metrics"]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from advisor.model import MRJob, Task
-from connectors._json import (
+from yarn_advisor.advisor.model import MRJob, Task
+from yarn_advisor.connectors._json import (
     JSON,
     as_bool,
     as_float,

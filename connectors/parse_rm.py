@@ -5,14 +5,14 @@ there is no I/O here. Parsing is lenient about what Hadoop versions vary
 (single-element lists as objects, empty collections as ``{}``/``null``, numbers
 as strings, missing optional fields) and strict only about the shape: a body
 that is not an object, lacks its top-level key, or has an item without its id
-raises :class:`~connectors.errors.ParseError`.
+raises :class:`~yarn_advisor.connectors.errors.ParseError`.
 """
 
 from __future__ import annotations
 
 from functools import lru_cache
 
-from advisor.model import (
+from yarn_advisor.advisor.model import (
     ZERO,
     App,
     AppAttempt,
@@ -25,7 +25,7 @@ from advisor.model import (
     ResourceRequest,
     Resources,
 )
-from connectors._json import (
+from yarn_advisor.connectors._json import (
     JSON,
     as_bool,
     as_float,
@@ -46,7 +46,7 @@ from connectors._json import (
     top,
     wrapped_list,
 )
-from connectors.errors import ParseError
+from yarn_advisor.connectors.errors import ParseError
 
 __all__ = [
     "app_id_of_attempt",

@@ -1,14 +1,14 @@
 """ResourceManager REST connector: find the active RM, fetch its endpoints.
 
 Fetching and parsing are separate: :class:`RMClient` returns decoded JSON
-bodies; the pure ``parse_*`` functions (defined in :mod:`connectors.parse_rm`
+bodies; the pure ``parse_*`` functions (defined in :mod:`yarn_advisor.connectors.parse_rm`
 and re-exported here, the public names) turn them into model objects.
 
 RM HA: given several RM web addresses the client probes
 ``/ws/v1/cluster/info`` (which a standby answers itself, without redirect)
 and follows the one whose ``haState`` is ACTIVE. A 307 from a standby, or a
 connection failure, makes it re-resolve once and retry; if no RM is active
-it raises :class:`~connectors.errors.StandbyError`.
+it raises :class:`~yarn_advisor.connectors.errors.StandbyError`.
 """
 
 from __future__ import annotations
@@ -16,15 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from connectors.errors import (
+from yarn_advisor.connectors.errors import (
     ConnectorError,
     HTTPStatusError,
     ParseError,
     StandbyError,
     UnavailableError,
 )
-from connectors.http import HttpClient
-from connectors.parse_rm import (
+from yarn_advisor.connectors.http import HttpClient
+from yarn_advisor.connectors.parse_rm import (
     parse_app_attempts,
     parse_apps,
     parse_cluster_info,

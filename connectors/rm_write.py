@@ -6,9 +6,9 @@ harmless. Otherwise ``before_send(previous)`` runs (the actuator journals its
 intent there, or vetoes by raising), exactly one request is sent (no HTTP
 retries: a write is never repeated blindly) and the value is read back.
 
-Writes carry the CSRF header and the user (:class:`~connectors.http.HttpClient`)
+Writes carry the CSRF header and the user (:class:`~yarn_advisor.connectors.http.HttpClient`)
 and never follow redirects: a 307 means the RM we follow turned standby, so it
-raises :class:`~connectors.errors.StandbyError`. Values are plain JSON, and
+raises :class:`~yarn_advisor.connectors.errors.StandbyError`. Values are plain JSON, and
 they are the ones the actuator journals (see ``LEVERS``).
 """
 
@@ -22,10 +22,10 @@ from typing import Any
 from urllib.parse import urlencode
 from xml.sax.saxutils import escape
 
-from connectors._json import as_int, as_list, as_resources
-from connectors.errors import ConnectorError, HTTPStatusError, ParseError, StandbyError
-from connectors.http import decode_json
-from connectors.rm import BASE, RMClient
+from yarn_advisor.connectors._json import as_int, as_list, as_resources
+from yarn_advisor.connectors.errors import ConnectorError, HTTPStatusError, ParseError, StandbyError
+from yarn_advisor.connectors.http import decode_json
+from yarn_advisor.connectors.rm import BASE, RMClient
 
 FINAL_APP_STATES = frozenset({"FINISHED", "FAILED", "KILLED"})
 SIGNALS = frozenset({"OUTPUT_THREAD_DUMP", "GRACEFUL_SHUTDOWN", "FORCEFUL_SHUTDOWN"})

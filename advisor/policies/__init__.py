@@ -12,9 +12,9 @@ problem at once.
 from __future__ import annotations
 
 # Imported after the base types: the policy modules import them from here.
-from advisor.policies import anacrac, haste, matchmaking, opera, prism
-from advisor.policies._base import ParamsError, Policy, PolicyResult, raise_problems
-from advisor.policies._config import ConfigError, build_params
+from yarn_advisor.advisor.policies import anacrac, haste, matchmaking, opera, prism
+from yarn_advisor.advisor.policies._base import ParamsError, Policy, PolicyResult, raise_problems
+from yarn_advisor.advisor.policies._config import ConfigError, build_params
 
 POLICIES: dict[str, Policy] = {
     haste.NAME: haste,

@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from advisor.model import Snapshot
-from advisor.recommendation import Recommendation
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.recommendation import Recommendation
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
-from advisor.policies._base import ParamsError
+from yarn_advisor.advisor.policies._base import ParamsError
 
 T = TypeVar("T")
 

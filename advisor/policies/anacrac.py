@@ -74,16 +74,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from advisor.model import Snapshot
-from advisor.policies._base import PolicyResult, raise_problems
-from advisor.policies.anacrac_advice import (
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.policies._base import PolicyResult, raise_problems
+from yarn_advisor.advisor.policies.anacrac_advice import (
     compliance,
     container_sizes,
     labels_and_queues,
     priorities,
 )
-from advisor.policies.anacrac_inputs import Inputs, build_inputs
-from advisor.policies.anacrac_rules import Rule
+from yarn_advisor.advisor.policies.anacrac_inputs import Inputs, build_inputs
+from yarn_advisor.advisor.policies.anacrac_rules import Rule
 
 NAME = "anacrac"
 

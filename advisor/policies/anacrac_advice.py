@@ -5,14 +5,20 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from advisor.model import App, Container
-from advisor.policies import anacrac_core as ac
-from advisor.policies.anacrac_inputs import Inputs
-from advisor.policies.anacrac_rules import Rule, in_hosts
-from advisor.recommendation import Explanation, JsonDict, JsonValue, Kind, Recommendation
+from yarn_advisor.advisor.model import App, Container
+from yarn_advisor.advisor.policies import anacrac_core as ac
+from yarn_advisor.advisor.policies.anacrac_inputs import Inputs
+from yarn_advisor.advisor.policies.anacrac_rules import Rule, in_hosts
+from yarn_advisor.advisor.recommendation import (
+    Explanation,
+    JsonDict,
+    JsonValue,
+    Kind,
+    Recommendation,
+)
 
 if TYPE_CHECKING:
-    from advisor.policies.anacrac import Params
+    from yarn_advisor.advisor.policies.anacrac import Params
 
 NAME = "anacrac"
 

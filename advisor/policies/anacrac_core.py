@@ -3,7 +3,7 @@
 Eq 1-3 (node and container restriction), Eq 4-8 (CPU and IO usage from
 ``/proc/stat``-style counters), Eq 9-12 (adaptive container size), the
 admission check of a node for an application (steps 8-12 of the algorithm
-as :mod:`advisor.policies.anacrac` numbers it) and the waiting-time priority
+as :mod:`yarn_advisor.advisor.policies.anacrac` numbers it) and the waiting-time priority
 (steps 20-27).
 
 Threshold semantics: a node that has *reached* a threshold is refused ("...
@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from advisor.policies.anacrac_rules import Rule
+from yarn_advisor.advisor.policies.anacrac_rules import Rule
 
 
 def node_restriction(in_m: bool) -> int:

@@ -12,9 +12,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from advisor.model import App, Container, Node, Snapshot
-from advisor.policies import anacrac_core as ac
-from advisor.policies.anacrac_rules import Rule, rule_for
+from yarn_advisor.advisor.model import App, Container, Node, Snapshot
+from yarn_advisor.advisor.policies import anacrac_core as ac
+from yarn_advisor.advisor.policies.anacrac_rules import Rule, rule_for
 
 ACTIVE = frozenset({"RUNNING", "ACCEPTED"})
 NO_LOAD = ac.NodeLoad(None, None)

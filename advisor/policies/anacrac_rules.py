@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Literal
 
-from advisor.model import App
-from advisor.policies._base import raise_problems
+from yarn_advisor.advisor.model import App
+from yarn_advisor.advisor.policies._base import raise_problems
 
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_\-]*$")
 

@@ -43,14 +43,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from advisor.model import Node, Snapshot
-from advisor.policies import haste_core as hc
-from advisor.policies._base import PolicyResult, raise_problems
-from advisor.policies.haste_advice import node_advice, request_json, thresholds
-from advisor.policies.haste_inputs import Inputs, IterationRule, Request, build_inputs
-from advisor.policies.haste_nodes import rank_on
-from advisor.recommendation import Explanation, JsonDict, Kind, Recommendation, freeze_dict
+from yarn_advisor.advisor.model import Node, Snapshot
+from yarn_advisor.advisor.policies import haste_core as hc
+from yarn_advisor.advisor.policies._base import PolicyResult, raise_problems
+from yarn_advisor.advisor.policies.haste_advice import node_advice, request_json, thresholds
+from yarn_advisor.advisor.policies.haste_inputs import Inputs, IterationRule, Request, build_inputs
+from yarn_advisor.advisor.policies.haste_nodes import rank_on
+from yarn_advisor.advisor.recommendation import (
+    Explanation,
+    JsonDict,
+    Kind,
+    Recommendation,
+    freeze_dict,
+)
 
 NAME = "haste"
 

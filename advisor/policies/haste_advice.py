@@ -1,7 +1,7 @@
 """HaSTE per-node advice: ITA plans for idle nodes, RTA picks for the others.
 
 See the ``haste`` module docstring for what is published and why; this
-module turns :class:`~advisor.policies.haste_inputs.Inputs` and the nodes
+module turns :class:`~yarn_advisor.advisor.policies.haste_inputs.Inputs` and the nodes
 into ``advise_app_config`` recommendations targeted at node ids.
 """
 
@@ -11,12 +11,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import NDArray
-
-from advisor.model import Node
-from advisor.policies import haste_core as hc
-from advisor.policies.haste_inputs import Inputs, Request
-from advisor.policies.haste_nodes import IntArray, NodeChoice, best_per_node, rank_on
-from advisor.recommendation import (
+from yarn_advisor.advisor.model import Node
+from yarn_advisor.advisor.policies import haste_core as hc
+from yarn_advisor.advisor.policies.haste_inputs import Inputs, Request
+from yarn_advisor.advisor.policies.haste_nodes import IntArray, NodeChoice, best_per_node, rank_on
+from yarn_advisor.advisor.recommendation import (
     Explanation,
     FrozenJson,
     JsonDict,
@@ -28,7 +27,7 @@ from advisor.recommendation import (
 )
 
 if TYPE_CHECKING:
-    from advisor.policies.haste import Params
+    from yarn_advisor.advisor.policies.haste import Params
 
 POLICY = "haste"
 

@@ -1,6 +1,6 @@
 """HaSTE RTA for every node at once: which pending request each node serves next.
 
-Same answer as :func:`advisor.policies.haste_core.score` applied node by node
+Same answer as :func:`yarn_advisor.advisor.policies.haste_core.score` applied node by node
 (AM requests first, then the highest Eq 6 preference among the requests that
 fit the node's residual capacity), computed with numpy without the
 nodes x requests matrix:
@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
-
-from advisor.policies.haste_core import Weights
+from yarn_advisor.advisor.policies.haste_core import Weights
 
 IntArray = NDArray[np.int64]
 FloatArray = NDArray[np.float64]
@@ -188,7 +187,7 @@ def rank_on(
     beta: tuple[float, float, float],
     require_fit: bool = True,
 ) -> tuple[IntArray, FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
-    """Vectorised :func:`~advisor.policies.haste_core.score` on one capacity.
+    """Vectorised :func:`~yarn_advisor.advisor.policies.haste_core.score` on one capacity.
 
     Returns ``(order, fitness, n_fitness, n_urgency, n_alignment, preference)``:
     ``order`` lists the (fitting) request indices best first; the score

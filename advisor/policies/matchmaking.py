@@ -42,10 +42,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from advisor.model import QueueMetricsBean, Snapshot
-from advisor.policies._base import PolicyResult, raise_problems
-from advisor.policies.matchmaking_core import Marker, locality_rate, step_markers
-from advisor.recommendation import Explanation, JsonDict, JsonValue, Kind, Recommendation
+from yarn_advisor.advisor.model import QueueMetricsBean, Snapshot
+from yarn_advisor.advisor.policies._base import PolicyResult, raise_problems
+from yarn_advisor.advisor.policies.matchmaking_core import Marker, locality_rate, step_markers
+from yarn_advisor.advisor.recommendation import (
+    Explanation,
+    JsonDict,
+    JsonValue,
+    Kind,
+    Recommendation,
+)
 
 NAME = "matchmaking"
 CONF_KEY = "yarn.scheduler.capacity.node-locality-delay"

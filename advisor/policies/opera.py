@@ -4,8 +4,8 @@ Status: experimental. OPERA lends the idle part of reserved resources to
 short pending tasks and takes it back under contention. From outside the RM
 each cycle plays one heartbeat round (``node_updates_per_cycle`` heartbeats
 per RUNNING node, in node-id order) of the paper's algorithms
-(:mod:`~advisor.policies.opera_core`) on the Snapshot
-(:mod:`~advisor.policies.opera_inputs`):
+(:mod:`~yarn_advisor.advisor.policies.opera_core`) on the Snapshot
+(:mod:`~yarn_advisor.advisor.policies.opera_inputs`):
 
 1. Node monitor (Alg 1) on every node: contention (rho, memory first) when it
    runs opportunistic containers; relief per ``relief_policy``; PRESERVE's
@@ -53,7 +53,7 @@ PRESERVE + multi-chance are ours (the safest pair: fewest kills, no
 starvation). MinTaskDemand is taken over what is pending at the start of the
 cycle. The pending queue is shared by all nodes of the round, and a task
 reserved on a node leaves it. A group's tasks are assigned in bulk
-(:mod:`~advisor.policies.opera_bulk`, same result as one by one).
+(:mod:`~yarn_advisor.advisor.policies.opera_bulk`, same result as one by one).
 """
 
 from __future__ import annotations
@@ -61,11 +61,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from advisor.model import Snapshot
-from advisor.policies import opera_core as oc
-from advisor.policies._base import PolicyResult, raise_problems
-from advisor.policies.opera_bulk import node_update_multi_bulk
-from advisor.policies.opera_inputs import (
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.policies import opera_core as oc
+from yarn_advisor.advisor.policies._base import PolicyResult, raise_problems
+from yarn_advisor.advisor.policies.opera_bulk import node_update_multi_bulk
+from yarn_advisor.advisor.policies.opera_inputs import (
     INF,
     NodeIn,
     QueueView,
@@ -73,8 +73,8 @@ from advisor.policies.opera_inputs import (
     node_inputs,
     pending_groups,
 )
-from advisor.policies.opera_state import OperaState, explain_node, parse_state
-from advisor.recommendation import Explanation, JsonDict, Kind, Recommendation
+from yarn_advisor.advisor.policies.opera_state import OperaState, explain_node, parse_state
+from yarn_advisor.advisor.recommendation import Explanation, JsonDict, Kind, Recommendation
 
 NAME = "opera"
 # states the engine copies into this policy's state (see advisor.engine)

@@ -1,6 +1,6 @@
 """Alg 4 (multi-chance reservation) over request *groups* of identical tasks.
 
-Same answer as :func:`advisor.policies.opera_core.node_update_multi` fed the
+Same answer as :func:`yarn_advisor.advisor.policies.opera_core.node_update_multi` fed the
 groups' tasks one by one (a property test checks it), but the consecutive
 identical tasks at the head of the queue are assigned in one step: with
 Alg 2's strict test, the number of units of demand ``d`` that fit one after
@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Protocol
 
-from advisor.policies.opera_core import Reserved, Slot, Task, Vec, assign, below
+from yarn_advisor.advisor.policies.opera_core import Reserved, Slot, Task, Vec, assign, below
 
 UNBOUNDED = 1 << 62
 

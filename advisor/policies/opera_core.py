@@ -1,7 +1,7 @@
 """OPERA's algorithms as pure functions (Yang et al., seed 002, section III).
 
 Resources are ``(memory_mb, vcores)`` pairs (:data:`Vec`). Everything here is
-the paper's math on plain values; :mod:`advisor.policies.opera` feeds it from
+the paper's math on plain values; :mod:`yarn_advisor.advisor.policies.opera` feeds it from
 a Snapshot and turns the outcome into recommendations.
 
 * Eq 6 :func:`guaranteed_available`, Eq 7 / Eq 4 :func:`opportunistic_available`.

@@ -28,8 +28,8 @@ from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from advisor.model import App, Container, Node, Snapshot
-from advisor.policies.opera_core import Task, Vec
+from yarn_advisor.advisor.model import App, Container, Node, Snapshot
+from yarn_advisor.advisor.policies.opera_core import Task, Vec
 
 ACTIVE = frozenset({"RUNNING", "ACCEPTED"})
 INF = math.inf

@@ -1,6 +1,6 @@
 """OPERA's cross-cycle state (plain JSON) and the explanation of a node decision.
 
-See :mod:`advisor.policies.opera` for the keys. Parsing is defensive: the
+See :mod:`yarn_advisor.advisor.policies.opera` for the keys. Parsing is defensive: the
 state may come from an older version, a checkpoint or the classifier hook,
 so malformed entries are dropped rather than failing the policy.
 """
@@ -12,12 +12,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from advisor.policies import opera_core as oc
-from advisor.policies.opera_inputs import NodeIn, TaskQueue
-from advisor.recommendation import Explanation, JsonDict, JsonValue
+from yarn_advisor.advisor.policies import opera_core as oc
+from yarn_advisor.advisor.policies.opera_inputs import NodeIn, TaskQueue
+from yarn_advisor.advisor.recommendation import Explanation, JsonDict, JsonValue
 
 if TYPE_CHECKING:
-    from advisor.policies.opera import Params
+    from yarn_advisor.advisor.policies.opera import Params
 
 VERSION = 1
 

@@ -4,11 +4,11 @@
 Status: experimental. PRISM schedules MapReduce work per *phase*, each with
 its own resource profile. YARN allocates whole containers and does not gate
 phase transitions, so the advisor runs the algorithm of section 4.1
-(:mod:`~advisor.policies.prism_core`) on the Snapshot and publishes what it
+(:mod:`~yarn_advisor.advisor.policies.prism_core`) on the Snapshot and publishes what it
 implies:
 
 * Profiles per (app, task type, phase) learned from running tasks and their
-  containers' NM measurements (:mod:`~advisor.policies.prism_profiles`).
+  containers' NM measurements (:mod:`~yarn_advisor.advisor.policies.prism_profiles`).
 * Each cycle, up to ``max_nodes_per_cycle`` RUNNING nodes (rotating, so every
   node gets its "status message" over a few cycles) run lines 1-37: the
   candidates are the next phases of the tasks running there and the first
@@ -39,12 +39,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from advisor.model import Node, Snapshot
-from advisor.policies import prism_core as pc
-from advisor.policies._base import PolicyResult, raise_problems
-from advisor.policies.prism_inputs import Inputs, build, first_phases, transitions
-from advisor.policies.prism_profiles import Profiles
-from advisor.recommendation import Explanation, JsonDict, Kind, Recommendation
+from yarn_advisor.advisor.model import Node, Snapshot
+from yarn_advisor.advisor.policies import prism_core as pc
+from yarn_advisor.advisor.policies._base import PolicyResult, raise_problems
+from yarn_advisor.advisor.policies.prism_inputs import Inputs, build, first_phases, transitions
+from yarn_advisor.advisor.policies.prism_profiles import Profiles
+from yarn_advisor.advisor.recommendation import Explanation, JsonDict, Kind, Recommendation
 
 NAME = "prism"
 SLOWSTART = "mapreduce.job.reduce.slowstart.completedmaps"

@@ -17,10 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-
-from advisor.model import App, Container, MRJob, ResourceRequest, Snapshot, Task
-from advisor.policies.prism_core import Phase, Vec
-from advisor.policies.prism_profiles import (
+from yarn_advisor.advisor.model import App, Container, MRJob, ResourceRequest, Snapshot, Task
+from yarn_advisor.advisor.policies.prism_core import Phase, Vec
+from yarn_advisor.advisor.policies.prism_profiles import (
     FloatArray,
     IntArray,
     Key,

@@ -28,8 +28,7 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-
-from advisor.model import Task
+from yarn_advisor.advisor.model import Task
 
 MAP_PHASES = ("MAP", "MERGE")
 REDUCE_PHASES = ("SHUFFLE", "MERGE", "REDUCE")

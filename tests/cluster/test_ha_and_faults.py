@@ -6,12 +6,11 @@ import socket
 import time
 
 import pytest
+from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.config.schema import load
+from yarn_advisor.connectors.errors import StandbyError
 from yarnmini import MiniCluster
-
-from advisor.daemon import Advisor
-from advisor.wiring import build_sensor
-from config.schema import load
-from connectors.errors import StandbyError
 
 pytestmark = pytest.mark.cluster
 

@@ -10,12 +10,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.sense import Sensor
+from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.config.schema import load
 from yarnmini import MiniCluster, SubmittedApp
-
-from advisor.model import Snapshot
-from advisor.sense import Sensor
-from advisor.wiring import build_sensor
-from config.schema import load
 
 pytestmark = pytest.mark.cluster
 T = TypeVar("T")

@@ -11,13 +11,12 @@ from typing import Any
 
 import pytest
 import yaml
+from yarn_advisor.advisor.actuator import Actuator, build_actuator
+from yarn_advisor.advisor.rollback import register
+from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.config.schema import load
+from yarn_advisor.connectors.rm_write import RMWriter
 from yarnmini import MiniCluster
-
-from advisor.actuator import Actuator, build_actuator
-from advisor.rollback import register
-from advisor.wiring import build_sensor
-from config.schema import load
-from connectors.rm_write import RMWriter
 
 pytestmark = pytest.mark.cluster
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}

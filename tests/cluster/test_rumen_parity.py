@@ -27,15 +27,14 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
+from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.classifiers.evaluate import EvalResult, evaluate_jobs, evaluate_traces
+from yarn_advisor.classifiers.features import LEVEL_NAMES
+from yarn_advisor.classifiers.live import LiveTaskClassifier
+from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.rumen import RumenTrace
+from yarn_advisor.config.schema import load
 from yarnmini import MiniCluster, rumen_anonymize, rumen_trace
-
-from advisor.wiring import build_sensor
-from classifiers.evaluate import EvalResult, evaluate_jobs, evaluate_traces
-from classifiers.features import LEVEL_NAMES
-from classifiers.live import LiveTaskClassifier
-from classifiers.naive_bayes import NaiveBayesTaskClassifier
-from classifiers.rumen import RumenTrace
-from config.schema import load
 
 pytestmark = pytest.mark.cluster
 

@@ -23,14 +23,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from yarn_advisor.advisor.actuator import Actuator, build_actuator
+from yarn_advisor.advisor.rollback import rollback, select
+from yarn_advisor.advisor.wiring import build_sensor, http_client
+from yarn_advisor.config.schema import load
+from yarn_advisor.connectors.rm import RMClient
+from yarn_advisor.connectors.rm_write import RMWriter
 from yarnmini import MiniCluster, NodeSpec
-
-from advisor.actuator import Actuator, build_actuator
-from advisor.rollback import rollback, select
-from advisor.wiring import build_sensor, http_client
-from config.schema import load
-from connectors.rm import RMClient
-from connectors.rm_write import RMWriter
 
 pytestmark = pytest.mark.cluster
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}

@@ -17,12 +17,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from yarn_advisor.advisor.actuator import Actuator, build_actuator
+from yarn_advisor.advisor.rollback import rollback, select
+from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.config.schema import load
 from yarnmini import MiniCluster, SubmittedApp
-
-from advisor.actuator import Actuator, build_actuator
-from advisor.rollback import rollback, select
-from advisor.wiring import build_sensor
-from config.schema import load
 
 pytestmark = pytest.mark.cluster
 T = TypeVar("T")

@@ -8,13 +8,12 @@ from pathlib import Path
 import pytest
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
-
-from advisor.classify import ClassifierHook
-from advisor.cli import replay_cycles
-from advisor.metrics import AdvisorCollector
-from advisor.wiring import build_advisor, build_sensor
-from config.schema import load
-from connectors.replay import Recording, open_recording
+from yarn_advisor.advisor.classify import ClassifierHook
+from yarn_advisor.advisor.cli import replay_cycles
+from yarn_advisor.advisor.metrics import AdvisorCollector
+from yarn_advisor.advisor.wiring import build_advisor, build_sensor
+from yarn_advisor.config.schema import load
+from yarn_advisor.connectors.replay import Recording, open_recording
 
 
 def _advisor(recording: Recording, state_dir: Path, persist: bool,  # type: ignore[no-untyped-def]

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
-
-from advisor.cli import main as cli_main
-from advisor.cli import replay_advisor, replay_cycles
-from advisor.server import AdvisorServer
-from config.schema import load
-from connectors.replay import open_recording
+from yarn_advisor.advisor.cli import main as cli_main
+from yarn_advisor.advisor.cli import replay_advisor, replay_cycles
+from yarn_advisor.advisor.server import AdvisorServer
+from yarn_advisor.config.schema import load
+from yarn_advisor.connectors.replay import open_recording
 
 
 @pytest.fixture(scope="module")

@@ -15,11 +15,10 @@ from pathlib import Path
 import pytest
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
-
-from advisor.cli import replay_advisor, replay_cycles, report_json
-from advisor.metrics import AdvisorCollector
-from config.schema import load
-from connectors.replay import open_recording
+from yarn_advisor.advisor.cli import replay_advisor, replay_cycles, report_json
+from yarn_advisor.advisor.metrics import AdvisorCollector
+from yarn_advisor.config.schema import load
+from yarn_advisor.connectors.replay import open_recording
 
 GOLDEN = Path(__file__).parent / "golden"
 # timings and wall-clock values change from run to run; everything else must not

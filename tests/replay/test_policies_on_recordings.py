@@ -12,11 +12,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from advisor.cli import replay_advisor
-from advisor.metrics import CycleReport
-from config.schema import load
-from connectors.replay import open_recording, replaying
+from yarn_advisor.advisor.cli import replay_advisor
+from yarn_advisor.advisor.metrics import CycleReport
+from yarn_advisor.config.schema import load
+from yarn_advisor.connectors.replay import open_recording, replaying
 
 ROOT = Path(__file__).resolve().parents[2]
 

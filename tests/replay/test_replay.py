@@ -19,15 +19,14 @@ from typing import Any
 
 import pytest
 import yaml
-
-from advisor.cli import main as cli_main
-from advisor.cli import replay_advisor, replay_cycles
-from advisor.daemon import Advisor
-from advisor.metrics import CycleReport
-from advisor.server import AdvisorServer
-from advisor.wiring import build_sensor
-from config.schema import load
-from connectors.replay import Recording, open_recording, replaying
+from yarn_advisor.advisor.cli import main as cli_main
+from yarn_advisor.advisor.cli import replay_advisor, replay_cycles
+from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.metrics import CycleReport
+from yarn_advisor.advisor.server import AdvisorServer
+from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.config.schema import load
+from yarn_advisor.connectors.replay import Recording, open_recording, replaying
 
 
 @pytest.fixture(scope="module")
@@ -249,7 +248,7 @@ def test_replay_json_cli(recording_dir: Path, capsys: pytest.CaptureFixture[str]
 
 
 def test_run_replay_serves_metrics_and_stops_on_sigterm(recording_dir: Path) -> None:
-    cmd = [sys.executable, "-m", "advisor.cli", "run", "--replay", str(recording_dir),
+    cmd = [sys.executable, "-m", "yarn_advisor.advisor.cli", "run", "--replay", str(recording_dir),
            "--interval", "0.2", "--port", "0"]
     with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True) as proc:

@@ -83,7 +83,7 @@ def each_mutation(body: Any) -> Iterator[Any]:
 def junk_outcomes(parse: Callable[[Any], object], body: Any) -> dict[str, int]:
     """Run ``parse`` on every junk mutation of ``body`` (see :func:`each_mutation`):
     how many parsed and how many raised ParseError; anything else propagates."""
-    from connectors.errors import ParseError
+    from yarn_advisor.connectors.errors import ParseError
 
     outcomes = {"ok": 0, "ParseError": 0}
     for mutated in each_mutation(body):

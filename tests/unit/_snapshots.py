@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from advisor.model import (
+from yarn_advisor.advisor.model import (
     App,
     ClusterInfo,
     ClusterMetrics,
@@ -263,7 +263,7 @@ def with_util(n: Node, pmem: int = 0, cpu: float = 0.0, node_cpu: float = 0.0) -
     """``n`` with a heartbeat utilization (containers' pmem MiB and vcores in use)."""
     from dataclasses import replace
 
-    from advisor.model import NodeUtilization
+    from yarn_advisor.advisor.model import NodeUtilization
 
     u = NodeUtilization(
         node_pmem_mb=pmem,

@@ -15,13 +15,12 @@ from typing import Any
 
 import pytest
 from _snapshots import TS, app, container, node, snapshot
-
-from advisor.actuator import Actuator, build_actuator
-from advisor.journal import Journal
-from advisor.model import Snapshot
-from config.schema import ActuatorSettings, Scope, load
-from connectors.errors import StandbyError, UnavailableError
-from connectors.rm_write import WriteOutcome, lever
+from yarn_advisor.advisor.actuator import Actuator, build_actuator
+from yarn_advisor.advisor.journal import Journal
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.config.schema import ActuatorSettings, Scope, load
+from yarn_advisor.connectors.errors import StandbyError, UnavailableError
+from yarn_advisor.connectors.rm_write import WriteOutcome, lever
 
 NOW = TS / 1000 + 5
 APP, OTHER = "application_1_0001", "application_1_0002"

@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from advisor.journal import Action, Journal
-from advisor.rollback import inverse, parse_time, register, rollback, select
+from yarn_advisor.advisor.journal import Action, Journal
+from yarn_advisor.advisor.rollback import inverse, parse_time, register, rollback, select
 
 
 def act(aid: str, ts: float, kind: str = "set_app_priority", target: str = "app_1",

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import pytest
 from _snapshots import app
-
-from advisor.engine import config_from_dict
-from advisor.policies import anacrac_core as ac
-from advisor.policies._base import ParamsError
-from advisor.policies._config import ConfigError
-from advisor.policies.anacrac_rules import Rule, in_hosts, matches, rule_for
+from yarn_advisor.advisor.engine import config_from_dict
+from yarn_advisor.advisor.policies import anacrac_core as ac
+from yarn_advisor.advisor.policies._base import ParamsError
+from yarn_advisor.advisor.policies._config import ConfigError
+from yarn_advisor.advisor.policies.anacrac_rules import Rule, in_hosts, matches, rule_for
 
 
 def test_node_and_container_restriction_eq_1_to_3() -> None:

@@ -8,12 +8,11 @@ from dataclasses import replace
 from typing import Any
 
 from _snapshots import TS, J, app, ctr, node, queue, snapshot, with_util
-
-from advisor.engine import EngineConfig, config_from_dict, decide
-from advisor.model import Node, Snapshot
-from advisor.policies import anacrac
-from advisor.policies.anacrac_rules import Rule
-from advisor.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.engine import EngineConfig, config_from_dict, decide
+from yarn_advisor.advisor.model import Node, Snapshot
+from yarn_advisor.advisor.policies import anacrac
+from yarn_advisor.advisor.policies.anacrac_rules import Rule
+from yarn_advisor.advisor.recommendation import Kind, Recommendation
 
 S, W = "application_1_0001", "application_1_0002"
 H1, H2, H3 = "h1:1", "h2:1", "h3:1"

@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
-from classifiers.features import TaskProps, features
-from classifiers.naive_bayes import (
+from yarn_advisor.classifiers.features import TaskProps, features
+from yarn_advisor.classifiers.naive_bayes import (
     CheckpointError,
     NaiveBayesTaskClassifier,
     RunningTask,

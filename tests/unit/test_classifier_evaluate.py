@@ -7,8 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
-from classifiers.evaluate import (
+from yarn_advisor.classifiers.evaluate import (
     _START,
     EvalResult,
     _events,
@@ -16,8 +15,8 @@ from classifiers.evaluate import (
     evaluate_jobs,
     evaluate_traces,
 )
-from classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
-from classifiers.rumen import RumenJob, RumenTask, RumenTrace
+from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
+from yarn_advisor.classifiers.rumen import RumenJob, RumenTask, RumenTrace
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 S = 1000

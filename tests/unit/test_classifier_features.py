@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from advisor.model import App, MRJob, ResourceRequest, Resources, Task
-from classifiers.features import (
+from yarn_advisor.advisor.model import App, MRJob, ResourceRequest, Resources, Task
+from yarn_advisor.classifiers.features import (
     LEVEL_NAMES,
     TaskProps,
     app_identity,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from advisor.model import (
+from yarn_advisor.advisor.model import (
     App,
     ClusterInfo,
     ClusterMetrics,
@@ -16,8 +16,8 @@ from advisor.model import (
     Snapshot,
     Task,
 )
-from classifiers.live import LiveTaskClassifier
-from classifiers.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.live import LiveTaskClassifier
+from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
 
 S = 1000
 T0 = 1_700_000_000_000

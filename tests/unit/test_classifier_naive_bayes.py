@@ -7,9 +7,8 @@ import math
 import numpy as np
 import pytest
 from sklearn.naive_bayes import CategoricalNB
-
-from classifiers.features import TaskProps, features
-from classifiers.naive_bayes import NaiveBayesTaskClassifier, RunningTask
+from yarn_advisor.classifiers.features import TaskProps, features
+from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, RunningTask
 
 
 def f(app: str, stage: str = "MAP", progress: str = "0", demand: str = "1024") -> tuple[str, ...]:

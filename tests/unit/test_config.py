@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from config.schema import ConfigError, from_dict, load
+from yarn_advisor.config.schema import ConfigError, from_dict, load
 
 
 def test_defaults_are_safe() -> None:

@@ -8,11 +8,16 @@ from dataclasses import dataclass
 from typing import Any, cast
 
 from _snapshots import app, node, rr, snapshot
-
-from advisor.engine import EngineConfig, PolicyConfig, decide, resolve_conflicts, run_order
-from advisor.model import Snapshot
-from advisor.policies import POLICIES, Policy, PolicyResult
-from advisor.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.engine import (
+    EngineConfig,
+    PolicyConfig,
+    decide,
+    resolve_conflicts,
+    run_order,
+)
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.policies import POLICIES, Policy, PolicyResult
+from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
 
 
 @dataclass(frozen=True)

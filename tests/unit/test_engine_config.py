@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 import yaml
-
-from advisor.engine import EngineConfig, config_from_dict
-from advisor.policies import ConfigError, build_params, haste, matchmaking
-from advisor.policies.haste_inputs import IterationRule
+from yarn_advisor.advisor.engine import EngineConfig, config_from_dict
+from yarn_advisor.advisor.policies import ConfigError, build_params, haste, matchmaking
+from yarn_advisor.advisor.policies.haste_inputs import IterationRule
 
 GOOD = """
 haste:

@@ -9,15 +9,14 @@ from collections.abc import Iterator
 
 import pytest
 import responses
-
-from connectors.errors import (
+from yarn_advisor.connectors.errors import (
     AuthError,
     HTTPStatusError,
     ParseError,
     TimeoutError_,
     UnavailableError,
 )
-from connectors.http import AuthConfig, HttpClient, RetryPolicy
+from yarn_advisor.connectors.http import AuthConfig, HttpClient, RetryPolicy
 
 URL = "http://rm.test:8088/ws/v1/cluster/info"
 
@@ -171,7 +170,7 @@ def test_gc_pause_is_counted_across_threads() -> None:
     the last one ends, then comes back (never left disabled)."""
     import gc
 
-    from connectors._json import paused_gc
+    from yarn_advisor.connectors._json import paused_gc
 
     assert gc.isenabled()
     inside, release = threading.Event(), threading.Event()

@@ -8,10 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from advisor.journal import Journal, journaled_write
-from connectors.errors import AuthError, StandbyError, TimeoutError_
-from connectors.rm_write import WriteOutcome
+from yarn_advisor.advisor.journal import Journal, journaled_write
+from yarn_advisor.connectors.errors import AuthError, StandbyError, TimeoutError_
+from yarn_advisor.connectors.rm_write import WriteOutcome
 
 
 class OneValue:

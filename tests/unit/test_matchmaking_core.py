@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from advisor.policies.matchmaking_core import (
+from yarn_advisor.advisor.policies.matchmaking_core import (
     Heartbeat,
     SimJob,
     compare_with_delay,

@@ -10,13 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-from advisor.cli import replay_advisor, replay_cycles
-from advisor.engine import EngineConfig, EngineResult, config_from_dict, decide
-from advisor.model import Snapshot
-from advisor.recommendation import Kind
-from config.schema import load
-from connectors.replay import open_recording
+from yarn_advisor.advisor.cli import replay_advisor, replay_cycles
+from yarn_advisor.advisor.engine import EngineConfig, EngineResult, config_from_dict, decide
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.recommendation import Kind
+from yarn_advisor.config.schema import load
+from yarn_advisor.connectors.replay import open_recording
 
 MINE = ("opera", "anacrac", "prism")
 
@@ -116,7 +115,7 @@ def test_prism_explains_slowstart_on_real_data(snaps: list[Snapshot]) -> None:
 
 
 def test_the_real_classifier_hook_feeds_opera(snaps: list[Snapshot]) -> None:
-    from advisor.classify import ClassifierHook
+    from yarn_advisor.advisor.classify import ClassifierHook
 
     hook = ClassifierHook.load(None)
 

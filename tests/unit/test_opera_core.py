@@ -6,9 +6,8 @@ from __future__ import annotations
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from advisor.policies import opera_core as oc
-from advisor.policies.opera_bulk import fit_count, node_update_multi_bulk
+from yarn_advisor.advisor.policies import opera_core as oc
+from yarn_advisor.advisor.policies.opera_bulk import fit_count, node_update_multi_bulk
 
 FLOOR = oc.Block((1024.0, 1.0), 60_000.0, None)
 CAP = (8192.0, 8.0)

@@ -9,12 +9,11 @@ from typing import Any
 
 import pytest
 from _snapshots import TS, J, app, ctr, node, rr, snapshot, with_util
-
-from advisor.engine import EngineConfig, config_from_dict, decide
-from advisor.model import Snapshot
-from advisor.policies import opera
-from advisor.policies.opera_inputs import prediction_of
-from advisor.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.engine import EngineConfig, config_from_dict, decide
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.policies import opera
+from yarn_advisor.advisor.policies.opera_inputs import prediction_of
+from yarn_advisor.advisor.recommendation import Kind, Recommendation
 
 A, B = "application_1_0001", "application_1_0002"
 N1 = "n1:1"
@@ -162,7 +161,7 @@ def test_memory_only_scheduler_ignores_vcores() -> None:
     n, cs = _full_node()
     from dataclasses import replace
 
-    from advisor.model import Resources
+    from yarn_advisor.advisor.model import Resources
 
     n = replace(n, used=Resources(8192, 12))  # more vcores allocated than the node has
     snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 4, 2)])], containers=cs)

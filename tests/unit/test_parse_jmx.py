@@ -12,10 +12,9 @@ from typing import Any
 
 import pytest
 from _data import each_mutation, load, rest_doc
-
-from advisor.model import Resources
-from connectors import parse_jmx as j
-from connectors.errors import ParseError
+from yarn_advisor.advisor.model import Resources
+from yarn_advisor.connectors import parse_jmx as j
+from yarn_advisor.connectors.errors import ParseError
 
 ROOT_BEAN = "bk-base-yarn-examples/rm_jmx_QueueMetrics_root.json"
 

@@ -8,10 +8,9 @@ from typing import Any
 
 import pytest
 from _data import get_examples, junk_outcomes, load, rest_doc
-
-from advisor.model import ZERO, Resources
-from connectors import parse_rm as p
-from connectors.errors import ParseError
+from yarn_advisor.advisor.model import ZERO, Resources
+from yarn_advisor.connectors import parse_rm as p
+from yarn_advisor.connectors.errors import ParseError
 
 
 def stringify(value: Any) -> Any:

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-
-from advisor.policies import prism_core as pc
+from yarn_advisor.advisor.policies import prism_core as pc
 
 CLUSTER = (100_000.0, 100.0)
 FAIR = 0.25  # four jobs

@@ -12,8 +12,14 @@ import pytest
 from _snapshots import J
 from hypothesis import given
 from hypothesis import strategies as st
-
-from advisor.recommendation import Explanation, FrozenJson, Kind, Recommendation, freeze, thaw
+from yarn_advisor.advisor.recommendation import (
+    Explanation,
+    FrozenJson,
+    Kind,
+    Recommendation,
+    freeze,
+    thaw,
+)
 
 
 def _rec(**over: Any) -> Recommendation:

@@ -12,9 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-from connectors.errors import ConnectorError, UnavailableError
-from connectors.http import HttpClient, RetryPolicy
+from yarn_advisor.connectors.errors import ConnectorError, UnavailableError
+from yarn_advisor.connectors.http import HttpClient, RetryPolicy
 
 pytestmark = pytest.mark.skipif(shutil.which("openssl") is None, reason="needs openssl")
 
@@ -65,7 +64,7 @@ def test_configured_ca_bundle_is_trusted(https_server: tuple[str, Path]) -> None
 
 
 def test_kerberos_without_the_extra_is_a_clear_error() -> None:
-    from connectors.http import AuthConfig
+    from yarn_advisor.connectors.http import AuthConfig
 
     try:
         import requests_gssapi  # type: ignore[import-not-found]  # noqa: F401
