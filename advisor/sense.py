@@ -103,7 +103,7 @@ class Connectors:
 
 
 @dataclass
-class Sensor:
+class LiveSensor:
     connectors: Connectors
     params: Sense
     memory: SenseMemory = field(default_factory=SenseMemory)

@@ -28,14 +28,13 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yarn_advisor.advisor.engine import Classifier, EngineConfig, PolicyConfig, decide
+from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
 from yarn_advisor.advisor.model import (
     App,
     ClusterInfo,
@@ -53,6 +52,9 @@ from yarn_advisor.advisor.model import (
     Task,
 )
 from yarn_advisor.advisor.policies import POLICIES
+from yarn_advisor.classifiers.live import GroupPrediction, Predictions
+from yarn_advisor.classifiers.naive_bayes import Prediction
+from yarn_advisor.config.schema import PolicySection
 
 N_NODES, N_RACKS, N_IDLE = 10_000, 200, 100
 N_APPS, N_SPARK, N_ACCEPTED = 5_000, 500, 500
@@ -303,23 +305,19 @@ def build(seed: int = 7, full: bool = False) -> Snapshot:
     )
 
 
-def short_hook(snap: Snapshot) -> Classifier:
-    """A stand-in classifier hook: a fixed ``SHORT_FRACTION`` of the groups is short."""
-    rng = np.random.default_rng(11)
-    preds = {
-        f"{a.id}:{r.priority}": "short"
-        for a in snap.apps
-        for r in a.resource_requests
-        if r.resource_name == "*" and rng.random() < SHORT_FRACTION
-    }
+class ShortFraction:
+    """A stand-in classifier: a fixed ``SHORT_FRACTION`` of the groups is short."""
 
-    def hook(_snap: Snapshot, states: Mapping[str, object]) -> Mapping[str, object]:
-        out = dict(states)
-        prev = states.get("opera")
-        out["opera"] = {**(prev if isinstance(prev, dict) else {}), "predictions": preds}
-        return out
+    def __init__(self, snap: Snapshot) -> None:
+        rng = np.random.default_rng(11)
+        self.predictions = Predictions(60.0, {
+            (a.id, r.priority): GroupPrediction(a.id, r.priority, "MAP", r.capability.memory_mb,
+                                                r.num_containers, Prediction(True, 0.95, "bench"))
+            for a in snap.apps for r in a.resource_requests
+            if r.resource_name == "*" and rng.random() < SHORT_FRACTION})
 
-    return hook
+    def predict(self, snap: Snapshot) -> Predictions:
+        return self.predictions
 
 
 def main() -> None:
@@ -342,20 +340,19 @@ def main() -> None:
     cfg = EngineConfig()
     if args.policies:
         keep = set(args.policies.split(","))
-        cfg = EngineConfig({n: PolicyConfig(enabled=n in keep) for n in POLICIES})
-    hook = short_hook(snap) if args.classifier else None
-    states: dict[str, object] = {}
+        cfg = EngineConfig({n: PolicySection(enabled=n in keep) for n in POLICIES})
+    state = AdvisorState(classifier=ShortFraction(snap) if args.classifier else None)
     totals: list[float] = []
     cpu: list[float] = []
     per: dict[str, list[float]] = {}
     result = None
     for _ in range(args.runs):
         t0, c0 = time.perf_counter(), time.process_time()
-        result = decide(snap, states, cfg, classifier=hook)
+        result = decide(snap, state, cfg)
         totals.append(time.perf_counter() - t0)
         cpu.append(time.process_time() - c0)
-        states = dict(result.next_states)
-        for name, dt in result.per_policy_timing.items():
+        state = AdvisorState(result.states, state.classifier)
+        for name, dt in result.policy_seconds.items():
             per.setdefault(name, []).append(dt)
     assert result is not None
     print(
@@ -368,7 +365,7 @@ def main() -> None:
     kinds = Counter(f"{r.policy}/{r.kind.value}" for r in result.recommendations)
     print("recommendations: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
     if result.errors:
-        print("errors:", [e.to_dict() for e in result.errors])
+        print("errors:", [e.to_json() for e in result.errors])
 
 
 if __name__ == "__main__":

@@ -13,11 +13,7 @@ path for the common, well-typed case.
 
 from __future__ import annotations
 
-import gc
 import math
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from functools import lru_cache
 from typing import Any
 
@@ -25,34 +21,6 @@ from yarn_advisor.advisor.model import ZERO, Resources
 from yarn_advisor.connectors.errors import ParseError
 
 JSON = dict[str, Any]
-
-
-_gc_lock = threading.Lock()
-_gc_depth = 0
-_gc_restore = False
-
-
-@contextmanager
-def paused_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a large body is decoded or
-    turned into model objects (they hold no reference cycles, and each full
-    collection over a freshly decoded body walks all of it: about a quarter of
-    the parse time). Thread-safe and nestable: the pause is counted under a
-    lock, and the collector's previous state comes back when the last pause
-    ends, whatever the interleaving of the threads that took it."""
-    global _gc_depth, _gc_restore
-    with _gc_lock:
-        if _gc_depth == 0:
-            _gc_restore = gc.isenabled()
-            gc.disable()
-        _gc_depth += 1
-    try:
-        yield
-    finally:
-        with _gc_lock:
-            _gc_depth -= 1
-            if _gc_depth == 0 and _gc_restore:
-                gc.enable()
 
 
 def top(body: object, key: str, endpoint: str) -> Any:

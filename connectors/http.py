@@ -19,7 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import requests
-from yarn_advisor.connectors._json import paused_gc
+
+from yarn_advisor.advisor.gcpause import paused_gc
 from yarn_advisor.connectors.errors import (
     AuthError,
     ConnectorError,

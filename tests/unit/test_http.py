@@ -9,6 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 import responses
+
 from yarn_advisor.connectors.errors import (
     AuthError,
     HTTPStatusError,
@@ -170,7 +171,7 @@ def test_gc_pause_is_counted_across_threads() -> None:
     the last one ends, then comes back (never left disabled)."""
     import gc
 
-    from yarn_advisor.connectors._json import paused_gc
+    from yarn_advisor.advisor.gcpause import paused_gc
 
     assert gc.isenabled()
     inside, release = threading.Event(), threading.Event()
