@@ -129,9 +129,9 @@ class HttpClient:
                     verify=self.verify,
                 )
             except requests.Timeout as exc:
-                err: ConnectorError = TimeoutError_(f"{method} {url}: timed out ({exc})")
+                err: ConnectorError = TimeoutError_(f"{method} {url}: timed out ({one_line(exc)})")
             except requests.RequestException as exc:
-                err = UnavailableError(f"{method} {url}: {type(exc).__name__}: {exc}")
+                err = UnavailableError(f"{method} {url}: {type(exc).__name__}: {one_line(exc)}")
             else:
                 self._record(method, resp)
                 if resp.status_code < 400:
@@ -158,6 +158,12 @@ class HttpClient:
         ctype = resp.headers.get("Content-Type", "").split(";")[0]
         with self._lock:
             self.recorder.record(method, resp.url, resp.status_code, ctype, resp.text)
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's message on one line, bounded (some libraries write paragraphs)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def decode_json(text: str, url: str) -> Any:
