@@ -99,7 +99,8 @@ def _message(err: Any) -> str:
         return f"must be {_KINDS[kind]}, got {_shown(err.get('input'))}"
     if kind in _BOUNDS:
         op, key = _BOUNDS[kind]
-        return f"must be {op} {ctx.get(key)}"
+        bound = ctx.get(key)
+        return f"must be {op} {bound:g}" if isinstance(bound, float) else f"must be {op} {bound}"
     if kind == "literal_error":
         return f"must be one of {ctx.get('expected')}, got {_shown(err.get('input'))}"
     if kind == "finite_number":
