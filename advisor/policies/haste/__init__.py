@@ -30,7 +30,8 @@ we publish two things each cycle:
   cycle, the others get RTA), the rest get RTA (``nodes``). RTA advice is
   per heartbeat: nodes do not see each other's picks. A request's partition
   (node label) must equal the node's first label ('' = default partition).
-  ``max_node_advice`` keeps the nodes with the most free resources.
+  ``max_node_advice`` (100; null: every node) keeps the nodes with the most
+  free resources.
 
 Deviations and choices: see ``core`` (Eq 1 on residual capacity,
 Eq 3 cap, fallback urgency, flat normalisation, tie-breaks, ITA bounds) and

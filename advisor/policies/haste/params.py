@@ -40,7 +40,8 @@ class Params(ConfigModel):
     reduce_ratio_cap: float = Field(10.0, ge=0)
     iteration_rules: Seq[IterationRule] = ()
     node_advice: bool = True
-    max_node_advice: int | None = Field(None, ge=0)
+    # per-node advice is advisory: the nodes with the most free resources, not all of them
+    max_node_advice: int | None = Field(100, ge=0)
     ita: bool = True
     ita_max_nodes: int = Field(16, ge=0)
     ita_memory_quantum_mb: int = Field(512, ge=1)
