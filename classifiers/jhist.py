@@ -53,6 +53,7 @@ from yarn_advisor.classifiers.sources import (
     READ_ERRORS,
     ReadReport,
     UnsupportedCodec,
+    feed_lines,
     open_binary,
     walk_files,
 )
@@ -188,22 +189,15 @@ def _read_events(path: Path, stream: IO[bytes], report: ReadReport) -> _Job | No
         return None
     job = _Job()
     declared = _declared_types(stream.readline())
-    garbled: bytes | None = None  # held back: a cut last line is the truncation itself
-    try:
-        for line in stream:
-            if garbled is not None:
-                report.skip("garbled_line", path, "garbled line")
-                garbled = None
-            if line.strip() and not _event(line, declared, job, path, report):
-                garbled = line
-    except READ_ERRORS as exc:
-        report.skip("truncated_file", path, f"{type(exc).__name__}: {exc}")
-        return job if job.tasks or job.job_id else None
-    if garbled is not None and (job.ended or garbled.endswith(b"\n")):
-        report.skip("garbled_line", path, "garbled line")
-    if not job.ended:
-        report.skip("truncated_file", path, f"ends before the job's end event "
-                    f"({len(job.tasks)} task(s) read)")
+    cut = feed_lines(path, stream, report,
+                     lambda line: _event(line, declared, job, path, report))
+    if job.ended and cut:
+        report.skip("garbled_line", path, f"after the job's end: {cut}")
+    elif not job.ended:
+        why = cut or "ends before the job's end event"
+        report.skip("truncated_file", path, f"{why} ({len(job.tasks)} task(s) read)")
+        if not job.tasks and not job.job_id:
+            return None
     return job
 
 

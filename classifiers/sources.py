@@ -159,3 +159,30 @@ def walk_files(root: Path) -> Iterator[Path]:
 
 def as_paths(paths: Iterable[str | Path]) -> list[Path]:
     return [Path(p) for p in paths]
+
+
+def feed_lines(path: Path, stream: IO[bytes], report: ReadReport,
+               handle: Callable[[bytes], bool]) -> str:
+    """Give each non-blank line of ``stream`` to ``handle`` (which returns
+    False for a line that is not valid JSON: counted ``garbled_line``).
+
+    Returns ``""`` when the stream was read to its end, else why it was cut:
+    a corrupt or truncated compressed stream, or a last line ending without
+    its newline that ``handle`` could not read (the cut of a truncated file,
+    not counted as a garbled line: the caller reports the truncation).
+    """
+    garbled: bytes | None = None
+    try:
+        for line in stream:
+            if garbled is not None:
+                report.skip("garbled_line", path, "garbled line")
+                garbled = None
+            if line.strip() and not handle(line):
+                garbled = line
+    except READ_ERRORS as exc:
+        return f"{type(exc).__name__}: {exc}"
+    if garbled is not None:
+        if not garbled.endswith(b"\n"):
+            return "last line cut short"
+        report.skip("garbled_line", path, "garbled line")
+    return ""
