@@ -19,8 +19,11 @@ reader does per trace job, so the evaluation treats both alike:
 - memory and vcores asked per task type come from the job's ``_conf.xml``
   beside the ``.jhist`` when there is one (the history file does not record
   them), else -1 (unknown);
-- tasks of an uberized job ran inside the AM's container, not in containers
-  an advisor places: they are kept in ``others`` (not evaluated) and counted.
+- tasks of an uberized job ran inside the AM's container, and a task that
+  failed or was killed before any attempt started never had a container:
+  neither ran in a container an advisor places, so they are kept in
+  ``others`` (not evaluated; the Rumen reader would time the second kind
+  from when it was scheduled to when it was killed) and counted.
 
 Tolerant: a garbled line, an event without a field it needs, an event type
 absent from the file's own schema, a file ending before its job's end event,
@@ -171,6 +174,8 @@ def read_jhist(path: Path, report: ReadReport, confs: Mapping[str, Path] | None 
     report.tasks += len(built.maps) + len(built.reduces) + len(built.others)
     if job.uberized:
         report.ignore("uber_task", len(built.others))
+    else:
+        report.ignore("never_launched_task", sum(t.type in MR_STAGES for t in built.others))
     return built
 
 
@@ -347,7 +352,9 @@ def _build(job: _Job, asked: Mapping[str, int]) -> TraceJob:
         vcores = asked.get("map_vcores" if t.type == "MAP" else "reduce_vcores", -1)
         task = TraceTask(task_id, t.type, t.status, t.start_ms, t.finish_ms, attempts,
                          vcores=vcores if t.type in MR_STAGES else -1)
-        groups[t.type if t.type in MR_STAGES and not job.uberized else ""].append(task)
+        placed = t.type in MR_STAGES and not job.uberized and (attempts or t.status == SUCCESS
+                                                              or not t.status)
+        groups[t.type if placed else ""].append(task)
     return TraceJob(
         job_id=job.job_id, user=job.user, name=job.name, queue=job.queue, job_type="",
         outcome=job.outcome, submit_ms=job.submit_ms, launch_ms=job.launch_ms,
