@@ -222,6 +222,7 @@ def _event(line: bytes, declared: frozenset[str], job: _Job, path: Path,
            report: ReadReport) -> bool:
     """Apply one event line to ``job``; False if the line is not valid JSON."""
     kind = ""
+    line = line.lstrip()  # Hadoop 0.23-2.x write a space before each event
     if line.startswith(b'{"type":"'):  # cheap look at the type: most events are not used
         end = line.find(b'"', _TYPE_AT)
         kind = line[_TYPE_AT:end].decode("ascii", "replace") if end > 0 else ""

@@ -94,7 +94,8 @@ class ReadReport:
             self.more_problems += 1
 
     def ignore(self, kind: str, n: int = 1) -> None:
-        self.ignored[kind] = self.ignored.get(kind, 0) + n
+        if n:
+            self.ignored[kind] = self.ignored.get(kind, 0) + n
 
     @property
     def damaged(self) -> int:
