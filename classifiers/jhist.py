@@ -8,7 +8,9 @@ time line by line (a file is never held whole), and yields one
 :class:`~yarn_advisor.classifiers.records.TraceJob` per file, as the Rumen
 reader does per trace job, so the evaluation treats both alike:
 
-- identity: job name, user and queue (``JOB_SUBMITTED``, ``JOB_QUEUE_CHANGED``);
+- identity: job name, user and queue (``JOB_SUBMITTED``; the leaf of the
+  queue path in ``JOB_QUEUE_CHANGED``, where the RM placed the job: Hadoop 3
+  writes ``root.etl`` for a job submitted to ``etl``);
   framework ``MAPREDUCE``; stage = the task type, ``MAP`` or ``REDUCE``;
 - a task's ``start_ms`` is ``TASK_STARTED`` (when the AM scheduled it), its
   attempts' starts are their launches (``*_ATTEMPT_STARTED``), so
@@ -25,9 +27,12 @@ reader does per trace job, so the evaluation treats both alike:
   ``others`` (not evaluated; the Rumen reader would time the second kind
   from when it was scheduled to when it was killed) and counted.
 
+Both encodings Hadoop writes are read: Avro JSON (Hadoop 2's default) and
+Avro binary (Hadoop 3's, ``mapreduce.jobhistory.jhist.format=binary``;
+decoded with the file's own schema by :mod:`~yarn_advisor.classifiers.avro_binary`).
+
 Tolerant: a garbled line, an event without a field it needs, an event type
-absent from the file's own schema, a file ending before its job's end event,
-a binary-Avro file (``mapreduce.jobhistory.jhist.format=binary``, not read)
+absent from the file's own schema, a file ending before its job's end event
 are counted in the :class:`~yarn_advisor.classifiers.sources.ReadReport`
 and skipped. Read on the Hadoop 0.23, 2.0, 2.4 and 2.6 files of the shared
 data, and on Hadoop 3.4 files of the test cluster.
@@ -43,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from yarn_advisor.classifiers.avro_binary import AvroStream, compile_schema
 from yarn_advisor.classifiers.records import (
     FAILED,
     KILLED,
@@ -65,6 +71,7 @@ HISTORY_SUFFIXES = (".jhist", ".jhist.gz")
 _JOB_ID = re.compile(r"job_\d+_\d+")
 _CONF = re.compile(r"(job_\d+_\d+)(?:_\d+)?_conf\.xml$")
 _TYPE_AT = len(b'{"type":"')
+_GARBLED = "garbled"  # a binary file stopped at an undecodable event (reported as such)
 _JOB_END = {"JOB_FINISHED", "JOB_FAILED", "JOB_KILLED", "JOB_ERROR"}
 # Events read; every other event type the file's schema declares is skipped unparsed.
 _USED = {
@@ -185,25 +192,59 @@ def _read_events(path: Path, stream: IO[bytes], report: ReadReport) -> _Job | No
     except READ_ERRORS as exc:
         report.skip("unreadable_file", path, f"{type(exc).__name__}: {exc}")
         return None
-    if head == b"Avro-Binary":
-        report.skip("unsupported_file", path, "binary Avro job history is not read "
-                    "(mapreduce.jobhistory.jhist.format=binary)")
-        return None
-    if head != b"Avro-Json":
-        report.skip("unsupported_file", path, "not a JobHistory file (no Avro-Json header)")
+    if head not in (b"Avro-Json", b"Avro-Binary"):
+        report.skip("unsupported_file", path, "not a JobHistory file (no Avro header)")
         return None
     job = _Job()
-    declared = _declared_types(stream.readline())
-    cut = feed_lines(path, stream, report,
-                     lambda line: _event(line, declared, job, path, report))
-    if job.ended and cut:
+    schema_line = stream.readline()
+    declared = _declared_types(schema_line)
+    if head == b"Avro-Json":
+        cut = feed_lines(path, stream, report,
+                         lambda line: _event(line, declared, job, path, report))
+    else:
+        stopped = _binary_events(path, stream, schema_line, job, report)
+        if stopped is None:
+            return None
+        cut = stopped
+    if cut == _GARBLED:
+        pass  # counted where it stopped
+    elif job.ended and cut:
         report.skip("garbled_line", path, f"after the job's end: {cut}")
     elif not job.ended:
         why = cut or "ends before the job's end event"
         report.skip("truncated_file", path, f"{why} ({len(job.tasks)} task(s) read)")
-        if not job.tasks and not job.job_id:
-            return None
-    return job
+    return job if job.tasks or job.job_id else None
+
+
+def _binary_events(path: Path, stream: IO[bytes], schema_line: bytes, job: _Job,
+                   report: ReadReport) -> str | None:
+    """Apply the binary-encoded events of ``stream``; returns why reading
+    stopped early (``""``: read to the end), None if the schema is unreadable."""
+    try:
+        decode = compile_schema(json.loads(schema_line))
+    except (ValueError, KeyError, TypeError) as exc:
+        report.skip("unsupported_file", path, f"binary job history with an unreadable "
+                    f"schema: {exc}")
+        return None
+    source = AvroStream(stream)
+    try:
+        while not source.at_end():
+            event = decode(source)
+            kind, body = event["type"], event["event"]
+            if kind in _USED and isinstance(body, dict):
+                try:
+                    _apply(kind, body, job)
+                except (KeyError, TypeError, ValueError) as exc:
+                    report.skip("missing_field", path, f"{kind} without a usable {exc}")
+    except EOFError as exc:
+        return str(exc)
+    except READ_ERRORS as exc:
+        return f"{type(exc).__name__}: {exc}"
+    except (ValueError, IndexError, KeyError, TypeError, OverflowError) as exc:
+        report.skip("garbled_record", path, f"binary event does not decode ({exc}); "
+                    f"the rest of the file is not read")
+        return _GARBLED
+    return ""
 
 
 def _declared_types(schema_line: bytes) -> frozenset[str]:
@@ -294,8 +335,8 @@ def _apply(kind: str, body: Mapping[str, Any], job: _Job) -> None:
         job.name, job.user = _opt_str(body, "jobName"), _opt_str(body, "userName")
         job.queue = _opt_str(body, "jobQueueName") or job.queue
         job.submit_ms = _ms(body, "submitTime")
-    elif kind == "JOB_QUEUE_CHANGED":
-        job.queue = _opt_str(body, "jobQueueName") or job.queue
+    elif kind == "JOB_QUEUE_CHANGED":  # where the RM placed it, as a path (root.etl)
+        job.queue = _opt_str(body, "jobQueueName").rsplit(".", 1)[-1] or job.queue
     elif kind == "JOB_INITED":
         job.launch_ms = _ms(body, "launchTime")
         job.total_maps, job.total_reduces = _ms(body, "totalMaps"), _ms(body, "totalReduces")

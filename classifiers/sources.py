@@ -35,6 +35,7 @@ DAMAGE = (
     "unsupported_file",  # not this format, or a codec or encoding not read
     "truncated_file",  # ends inside a record or before its job's end
     "garbled_line",  # not valid JSON (or UTF-8)
+    "garbled_record",  # binary data that does not decode: the rest of its file is lost
     "missing_field",  # a record without a field it needs
     "bad_row",  # a CSV row with a missing or invalid value
 )

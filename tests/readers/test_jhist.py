@@ -142,7 +142,7 @@ def test_compressed_copies_read_the_same(jhist_files: list[Path], tmp_path: Path
 def test_files_that_are_not_json_job_history_are_reported(jhist_files: list[Path],
                                                           tmp_path: Path) -> None:
     original = jhist_files[0].parent / SLEEP_JOB
-    binary = tmp_path / "binary.jhist"
+    binary = tmp_path / "binary.jhist"  # JSON events under a binary header
     binary.write_bytes(b"Avro-Binary\n" + original.read_bytes().split(b"\n", 1)[1])
     (tmp_path / "notes.jhist").write_text("hello\n")
     (tmp_path / "empty.jhist").write_bytes(b"")
@@ -152,8 +152,9 @@ def test_files_that_are_not_json_job_history_are_reported(jhist_files: list[Path
     reader = JhistReader([tmp_path])
     jobs = list(reader)
     assert reader.report.files == 5
-    assert reader.report.skipped == {"unsupported_file": 4, "truncated_file": 1}
-    assert any("binary Avro" in p for p in reader.report.problems)
+    assert reader.report.skipped == {"unsupported_file": 3, "garbled_record": 1,
+                                     "truncated_file": 1}
+    assert any("binary event does not decode" in p for p in reader.report.problems)
     assert any("zstd" in p for p in reader.report.problems)
     assert len(jobs) == 1  # the gzip cut mid-stream: what ended before is kept
     assert 0 < sum(t.finish_ms > 0 for t in all_tasks(jobs[0]).values()) < 12
@@ -179,3 +180,40 @@ def test_paths_given_explicitly(jhist_files: list[Path], tmp_path: Path, given: 
         assert len(jobs) == 1 and reader.report.damaged == 0
     else:
         assert jobs == [] and reader.report.skipped == {"unreadable_file": 1}
+
+
+RECORDED = Path(__file__).resolve().parents[2] / "examples" / "recordings" / "jhist-mini"
+
+
+def test_hadoop_3_binary_and_json_files_with_their_conf() -> None:
+    reader = JhistReader([RECORDED])
+    jobs = {j.job_id.rsplit("_", 1)[-1]: j for j in reader}
+    assert reader.report.damaged == 0 and reader.report.files == 2
+    binary, json_job = jobs["0001"], jobs["0002"]
+    assert (binary.name, binary.queue, binary.outcome) == ("Sleep job", "etl", "SUCCESS")
+    assert (len(binary.maps), len(binary.reduces)) == (4, 1)
+    assert (binary.map_mb, binary.reduce_mb) == (768, 512)  # its _conf.xml
+    assert {t.vcores for t in binary.maps} == {2}
+    assert (json_job.map_mb, json_job.reduce_mb) == (-1, -1)  # no conf beside it
+    assert (len(json_job.maps), len(json_job.reduces)) == (2, 2)
+    json_file = next(RECORDED.rglob("job_*_0002-*.jhist"))
+    expected = count_jhist(json_file)
+    for task in (*json_job.maps, *json_job.reduces):
+        want = expected[task.task_id]
+        assert (task.launch_ms, task.finish_ms) == (want.launch_ms, want.finish_ms)
+    for task in (*binary.maps, *binary.reduces):  # sleeps of 2 s and 0.5 s, in containers
+        assert task.status == "SUCCESS" and task.duration_ms
+        assert task.duration_ms >= (2000 if task.type == "MAP" else 500)
+
+
+def test_truncated_binary_file(tmp_path: Path) -> None:
+    original = next(RECORDED.rglob("job_*_0001-*.jhist"))
+    whole, _ = read_one(original)
+    data = original.read_bytes()
+    for keep in (len(data) * 3 // 4, len(data) - 1):
+        cut = tmp_path / f"cut{keep}.jhist"
+        cut.write_bytes(data[:keep])
+        job, report = read_one(cut)
+        assert report.skipped == {"truncated_file": 1}, report
+        ended = [t for t in (*job.maps, *job.reduces) if t.finish_ms > 0]
+        assert ended and all(t == all_tasks(whole)[t.task_id] for t in ended)
