@@ -177,13 +177,15 @@ def read_event_log(log: EventLog, report: ReadReport) -> TraceJob | None:
     """One application from one event log, or None if nothing of it is
     readable (counted in ``report``)."""
     app = _App()
+    whole = True
     for path in log.files:
         report.files += 1
-        if not _read_file(path, app, report):
+        whole = _read_file(path, app, report)
+        if not whole:
             break
     if not app.events:
         return None
-    if not app.ended:
+    if not app.ended and whole:
         if log.in_progress:
             report.ignore("in_progress_log")
         else:
@@ -196,19 +198,23 @@ def read_event_log(log: EventLog, report: ReadReport) -> TraceJob | None:
 
 
 def _read_file(path: Path, app: _App, report: ReadReport) -> bool:
-    """Feed one file's events into ``app``; False if reading must stop here."""
-    first = app.events
+    """Feed one file's events into ``app``; False if it could not be read
+    whole (already counted): the log's later files are not read."""
     try:
         with open_binary(path) as stream:
-            cut = feed_lines(path, stream, report, lambda line: _event(line, app, path, report))
+            head = stream.readline()
+            if not _event(head, app, path, report):
+                report.skip("unsupported_file", path, "not a Spark event log (its first "
+                            "line is not an event)")
+                return False
+            cut = "" if head.endswith(b"\n") else "last line cut short"
+            cut = cut or feed_lines(path, stream, report,
+                                    lambda line: _event(line, app, path, report))
     except UnsupportedCodec as exc:
         report.skip("unsupported_file", path, f"{exc} compression (a Spark codec) is not read")
         return False
     except READ_ERRORS as exc:
         report.skip("unreadable_file", path, f"{type(exc).__name__}: {exc}")
-        return False
-    if app.events == first and not cut:
-        report.skip("unsupported_file", path, "not a Spark event log (no event read)")
         return False
     if cut and app.ended:
         report.skip("garbled_line", path, f"after the application's end: {cut}")
