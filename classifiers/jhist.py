@@ -45,10 +45,11 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from yarn_advisor.classifiers.avro_binary import AvroStream, compile_schema
+from yarn_advisor.classifiers.avro_binary import AvroStream, Decoder, compile_schema
 from yarn_advisor.classifiers.records import (
     FAILED,
     KILLED,
@@ -80,6 +81,12 @@ _USED = {
     *(f"{kind}_ATTEMPT_{what}" for kind in ("MAP", "REDUCE", "SETUP", "CLEANUP")
       for what in ("STARTED", "FINISHED", "FAILED", "KILLED")),
 }  # fmt: skip
+# The event fields read (and the Event record's own); a binary file's others are skipped.
+_FIELDS = frozenset({
+    "type", "event", "jobid", "jobName", "userName", "jobQueueName", "submitTime",
+    "launchTime", "totalMaps", "totalReduces", "uberized", "jobStatus", "taskid", "taskType",
+    "startTime", "finishTime", "status", "taskStatus", "attemptId", "trackerName", "hostname",
+})
 _CONF_KEYS = {
     "map_mb": ("mapreduce.map.memory.mb", "mapred.job.map.memory.mb"),
     "reduce_mb": ("mapreduce.reduce.memory.mb", "mapred.job.reduce.memory.mb"),
@@ -221,7 +228,7 @@ def _binary_events(path: Path, stream: IO[bytes], schema_line: bytes, job: _Job,
     """Apply the binary-encoded events of ``stream``; returns why reading
     stopped early (``""``: read to the end), None if the schema is unreadable."""
     try:
-        decode = compile_schema(json.loads(schema_line))
+        decode = _binary_decoder(schema_line.strip())
     except (ValueError, KeyError, TypeError) as exc:
         report.skip("unsupported_file", path, f"binary job history with an unreadable "
                     f"schema: {exc}")
@@ -245,6 +252,13 @@ def _binary_events(path: Path, stream: IO[bytes], schema_line: bytes, job: _Job,
                     f"the rest of the file is not read")
         return _GARBLED
     return ""
+
+
+@lru_cache(maxsize=8)
+def _binary_decoder(schema_line: bytes) -> Decoder:
+    """The event decoder of a schema (compiled once: a done directory's files
+    share the few schemas of the Hadoop versions that wrote them)."""
+    return compile_schema(json.loads(schema_line), keep=_FIELDS)
 
 
 def _declared_types(schema_line: bytes) -> frozenset[str]:

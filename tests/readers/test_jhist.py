@@ -217,3 +217,25 @@ def test_truncated_binary_file(tmp_path: Path) -> None:
         assert report.skipped == {"truncated_file": 1}, report
         ended = [t for t in (*job.maps, *job.reduces) if t.finish_ms > 0]
         assert ended and all(t == all_tasks(whole)[t.task_id] for t in ended)
+
+
+def test_binary_events_decode_whole_and_filtered_alike() -> None:
+    from yarn_advisor.classifiers.avro_binary import AvroStream, compile_schema
+    from yarn_advisor.classifiers.jhist import _FIELDS
+
+    original = next(RECORDED.rglob("job_*_0001-*.jhist"))
+    decoded = {}
+    for keep in (None, _FIELDS):
+        with original.open("rb") as fh:
+            assert fh.readline() == b"Avro-Binary\n"
+            decode = compile_schema(json.loads(fh.readline()), keep=keep)
+            source, events = AvroStream(fh), []
+            while not source.at_end():
+                events.append(decode(source))
+        decoded[keep is None] = events
+    whole, kept = decoded[True], decoded[False]
+    assert len(whole) == len(kept) > 20 and whole[-1]["type"] == "JOB_FINISHED"
+    assert "counters" in whole[-3]["event"] or "totalCounters" in whole[-1]["event"]
+    for full, some in zip(whole, kept, strict=True):
+        assert some["type"] == full["type"]
+        assert some["event"] == {k: v for k, v in full["event"].items() if k in _FIELDS}
