@@ -1,7 +1,7 @@
 """How fast the history readers read (run: python bench/bench_readers.py [--json]).
 
 The real files (../shared/data/hadoop-jhist, spark-eventlogs, and the Hadoop
-3.4 recording in examples/recordings/jhist-mini) are small, so each reader is
+3.4 recording in examples/jhist-mini) are small, so each reader is
 timed on a folder holding ``--copies`` copies of its biggest real file (the
 Hadoop 2 Sleep job .jhist, JSON; the Hadoop 3.4 binary .jhist; the largest
 Spark log; a task CSV made from the tasks of the largest Rumen trace of the
@@ -37,7 +37,7 @@ from yarn_advisor.classifiers.spark import SparkEventLogReader  # noqa: E402
 from yarn_advisor.classifiers.tasks_csv import COLUMNS, TaskCsvReader  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
-RECORDED = ROOT / "examples" / "recordings" / "jhist-mini"
+RECORDED = ROOT / "examples" / "jhist-mini"
 
 
 def _timed(make: Callable[[], JobReader], runs: int) -> dict[str, Any]:

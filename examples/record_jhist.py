@@ -2,7 +2,7 @@
 
 Run from the repository root (after ``bash .ci/setup``)::
 
-    .venv/bin/python examples/record_jhist.py --out examples/recordings/jhist-mini
+    .venv/bin/python examples/record_jhist.py --out examples/jhist-mini
 
 It starts the real mini cluster of ``tests/minicluster/yarnmini.py``, runs
 two MapReduce SleepJobs, one with the JobHistory written as Hadoop 3's

@@ -182,7 +182,7 @@ def test_paths_given_explicitly(jhist_files: list[Path], tmp_path: Path, given: 
         assert jobs == [] and reader.report.skipped == {"unreadable_file": 1}
 
 
-RECORDED = Path(__file__).resolve().parents[2] / "examples" / "recordings" / "jhist-mini"
+RECORDED = Path(__file__).resolve().parents[2] / "examples" / "jhist-mini"
 
 
 def test_hadoop_3_binary_and_json_files_with_their_conf() -> None:

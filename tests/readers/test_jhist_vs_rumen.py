@@ -75,7 +75,7 @@ def test_shared_files_read_as_rumen_reads_them(hadoop_jars: str, jhist_files: li
     assert reader.report.damaged == 0
 
 
-RECORDED = Path(__file__).resolve().parents[2] / "examples" / "recordings" / "jhist-mini"
+RECORDED = Path(__file__).resolve().parents[2] / "examples" / "jhist-mini"
 
 
 def test_recorded_hadoop_3_files_read_as_rumen_reads_them(hadoop_jars: str,
