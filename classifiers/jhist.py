@@ -63,6 +63,7 @@ from yarn_advisor.classifiers.sources import (
     READ_ERRORS,
     ReadReport,
     UnsupportedCodec,
+    damage_of,
     feed_lines,
     open_binary,
     walk_files,
@@ -176,8 +177,8 @@ def read_jhist(path: Path, report: ReadReport, confs: Mapping[str, Path] | None 
     except UnsupportedCodec as exc:
         report.skip("unsupported_file", path, f"{exc} compression is not read")
         return None
-    except READ_ERRORS as exc:  # unopenable, or corrupt/truncated compressed stream
-        report.skip("unreadable_file", path, f"{type(exc).__name__}: {exc}")
+    except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
+        report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
         return None
     if job is None:
         return None
@@ -196,8 +197,8 @@ def read_jhist(path: Path, report: ReadReport, confs: Mapping[str, Path] | None 
 def _read_events(path: Path, stream: IO[bytes], report: ReadReport) -> _Job | None:
     try:
         head = stream.readline().strip()
-    except READ_ERRORS as exc:
-        report.skip("unreadable_file", path, f"{type(exc).__name__}: {exc}")
+    except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
+        report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
         return None
     if head not in (b"Avro-Json", b"Avro-Binary"):
         report.skip("unsupported_file", path, "not a JobHistory file (no Avro header)")

@@ -9,10 +9,11 @@ cannot be this format at all (a CSV without a required column) raises
 :class:`SourceError`.
 
 Compression is recognised by content, not name: gzip, bzip2 and xz are read
-with the standard library. Spark's own codecs (``spark.eventLog.compression.codec``:
-zstd, the default since Spark 3.0, lz4, lzf, snappy) need libraries this
-package does not depend on: such a file is counted ``unsupported_file`` with
-its codec named, never misread.
+with the standard library; Spark's ``lz4`` and ``snappy`` event-log codecs by
+:mod:`~yarn_advisor.classifiers.spark_codecs` (pure Python). Spark's ``zstd``
+(its event-log default in recent versions) and ``lzf``, and the framed Snappy
+format, need libraries this package does not depend on: such a file is
+counted ``unsupported_file`` with its codec named, never misread.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from yarn_advisor.classifiers.records import TraceJob
+from yarn_advisor.classifiers.spark_codecs import open_lz4, open_snappy
 
 MAX_PROBLEMS = 20
 # Damage: records or files skipped because they are broken or unreadable.
@@ -46,7 +48,7 @@ _MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"\x28\xb5\x2f\xfd", "zstd"),
     (b"LZ4Block", "lz4"),
     (b"\x82SNAPPY\x00", "snappy"),
-    (b"\xff\x06\x00\x00sNaPpY", "snappy"),
+    (b"\xff\x06\x00\x00sNaPpY", "snappy-framed"),
     (b"ZV\x00", "lzf"),
     (b"ZV\x01", "lzf"),
 )
@@ -54,9 +56,18 @@ _OPENERS: dict[str, Callable[[Path], Any]] = {
     "gzip": gzip.GzipFile,
     "bzip2": bz2.BZ2File,
     "xz": lzma.LZMAFile,
+    "lz4": lambda p: open_lz4(p.open("rb")),
+    "snappy": lambda p: open_snappy(p.open("rb")),
 }
-# What a corrupt or truncated compressed stream raises while being read.
+# What a corrupt or truncated compressed stream raises while being read
+# (spark_codecs.CorruptStream is an OSError).
 READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError)
+
+
+def damage_of(exc: BaseException) -> str:
+    """The damage kind of a read error: a stream that ends too soon is a
+    truncated file, anything else an unreadable one."""
+    return "truncated_file" if isinstance(exc, EOFError) else "unreadable_file"
 
 
 class SourceError(Exception):

@@ -33,8 +33,11 @@ tasks in ``stage_tasks``, framework ``SPARK``:
   or ``spark.executor.cores``, else the executors' ``Total Cores``. Unknown: -1.
 
 Tolerant as the other readers (see :mod:`~yarn_advisor.classifiers.sources`).
-Compressed logs: gzip, bzip2, xz are read; Spark's own codecs (zstd, lz4,
-lzf, snappy) are reported ``unsupported_file``. Rolling logs whose old files
+Compressed logs: Spark's ``lz4`` and ``snappy`` codecs (decoded in pure
+Python, checked against logs compressed by lz4-java and snappy-java as Spark
+writes them), and gzip, bzip2, xz are read; ``zstd`` (Spark's event-log
+default in recent versions) and ``lzf`` need libraries this package does not
+depend on, and are reported ``unsupported_file``, codec named. Rolling logs whose old files
 were compacted (``.compact``) have lost the task events of finished jobs:
 their applications come out with fewer tasks.
 """
@@ -61,6 +64,7 @@ from yarn_advisor.classifiers.sources import (
     READ_ERRORS,
     ReadReport,
     UnsupportedCodec,
+    damage_of,
     feed_lines,
     open_binary,
 )
@@ -213,8 +217,8 @@ def _read_file(path: Path, app: _App, report: ReadReport) -> bool:
     except UnsupportedCodec as exc:
         report.skip("unsupported_file", path, f"{exc} compression (a Spark codec) is not read")
         return False
-    except READ_ERRORS as exc:
-        report.skip("unreadable_file", path, f"{type(exc).__name__}: {exc}")
+    except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
+        report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
         return False
     if cut and app.ended:
         report.skip("garbled_line", path, f"after the application's end: {cut}")

@@ -49,6 +49,7 @@ from yarn_advisor.classifiers.sources import (
     ReadReport,
     SourceError,
     UnsupportedCodec,
+    damage_of,
     open_binary,
 )
 
@@ -91,8 +92,8 @@ def read_tasks_csv(path: Path, report: ReadReport) -> list[TraceJob]:
             _read_rows(path, text, jobs, report)
     except UnsupportedCodec as exc:
         report.skip("unsupported_file", path, f"{exc} compression is not read")
-    except READ_ERRORS as exc:
-        report.skip("unreadable_file", path, f"{type(exc).__name__}: {exc}")
+    except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
+        report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
     except csv.Error as exc:  # e.g. a NUL byte: the rest of the file cannot be split
         report.skip("truncated_file", path, f"CSV error: {exc}")
     built = [_build(job_id, job) for job_id, job in jobs.items()]

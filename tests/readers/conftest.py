@@ -98,3 +98,32 @@ def stage_sizes(path: Path) -> dict[tuple[int, int], int]:
             if "Failure Reason" not in info:
                 sizes[(info["Stage ID"], info["Stage Attempt ID"])] = info["Number of Tasks"]
     return sizes
+
+
+LZ4_JAVA = "org.lz4:lz4-java:1.8.0"  # the version Spark 3.2-3.5 ship
+
+
+@pytest.fixture(scope="session")
+def spark_codec_jars(hadoop_jars: str) -> str:
+    """lz4-java (fetched from Maven Central once) and the cluster's snappy-java."""
+    import subprocess
+
+    group, artifact, version = LZ4_JAVA.split(":")
+    jar = (Path.home() / ".m2" / "repository" / group.replace(".", "/") / artifact / version
+           / f"{artifact}-{version}.jar")
+    if not jar.exists():
+        subprocess.run(["mvn", "-B", "-q", "dependency:get", f"-Dartifact={LZ4_JAVA}"],
+                       check=True, timeout=300, capture_output=True)
+    snappy = next(p for p in hadoop_jars.split(":") if "snappy-java" in p)
+    return f"{jar}:{snappy}"
+
+
+def spark_compress(jars: str, log: Path, out: Path) -> tuple[Path, Path]:
+    """``log`` compressed by lz4-java and snappy-java as Spark writes event logs."""
+    import subprocess
+
+    lz4, snappy = out / f"{log.name}.lz4", out / f"{log.name}.snappy"
+    source = Path(__file__).with_name("SparkCodecs.java")
+    subprocess.run(["java", "-cp", jars, str(source), str(log), str(lz4), str(snappy)],
+                   check=True, timeout=120, capture_output=True)
+    return lz4, snappy

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import count_spark, stage_sizes
+from conftest import count_spark, spark_compress, stage_sizes
 from yarn_advisor.classifiers.records import TraceJob
 from yarn_advisor.classifiers.sources import ReadReport
 from yarn_advisor.classifiers.spark import EventLog, SparkEventLogReader, read_event_log
@@ -121,15 +121,19 @@ def test_compressed_logs(spark_logs: list[Path], tmp_path: Path) -> None:
     original = spark_logs[0].parent / RETRIES
     (tmp_path / f"{RETRIES}.gz").write_bytes(gzip.compress(original.read_bytes()))
     (tmp_path / f"{RETRIES}.bz2").write_bytes(bz2.compress(original.read_bytes()))
+    # codecs not read: named, not misread (the magic numbers of each format)
     (tmp_path / f"{RETRIES}.zstd").write_bytes(b"\x28\xb5\x2f\xfd" + b"\0" * 64)
-    (tmp_path / f"{RETRIES}.lz4").write_bytes(b"LZ4Block" + b"\0" * 64)
+    (tmp_path / f"{RETRIES}.lzf").write_bytes(b"ZV\x01" + b"\0" * 64)
+    (tmp_path / f"{RETRIES}.sz").write_bytes(b"\xff\x06\x00\x00sNaPpY" + b"\0" * 64)
+    # Spark's lz4 and snappy framings around garbage: corrupt, counted
+    (tmp_path / f"{RETRIES}.lz4").write_bytes(b"LZ4Block" + b"\x25" + b"\xff" * 64)
     (tmp_path / f"{RETRIES}.snappy").write_bytes(b"\x82SNAPPY\x00" + b"\0" * 64)
     reader = SparkEventLogReader([tmp_path])
     jobs = list(reader)
     whole, _ = read_one(original)
     assert jobs == [whole, whole]
-    assert reader.report.skipped == {"unsupported_file": 3}
-    for codec in ("zstd", "lz4", "snappy"):
+    assert reader.report.skipped == {"unsupported_file": 3, "unreadable_file": 2}
+    for codec in ("zstd", "lzf", "snappy-framed"):
         assert any(f"{codec} compression" in p for p in reader.report.problems)
 
 
@@ -170,3 +174,30 @@ def test_files_that_are_not_event_logs(tmp_path: Path) -> None:
     reader = SparkEventLogReader([tmp_path, tmp_path / "missing"])
     assert list(reader) == []
     assert reader.report.skipped == {"unsupported_file": 2, "unreadable_file": 1}
+
+
+def test_spark_lz4_and_snappy_logs_read_as_the_plain_ones(spark_codec_jars: str,
+                                                          spark_logs: list[Path],
+                                                          tmp_path: Path) -> None:
+    for log in spark_logs:
+        lz4, snappy = spark_compress(spark_codec_jars, log, tmp_path)
+        assert lz4.read_bytes().startswith(b"LZ4Block")
+        assert snappy.read_bytes().startswith(b"\x82SNAPPY\x00")
+        assert len(lz4.read_bytes()) < log.stat().st_size // 2
+        plain, _ = read_one(log)
+        for packed in (lz4, snappy):
+            job, report = read_one(packed)
+            assert job == plain and report.damaged == 0, (packed.name, report)
+    # cut short, or a block damaged: counted, never a traceback
+    for packed in (lz4, snappy):
+        data = packed.read_bytes()
+        cut = tmp_path / f"cut.{packed.suffix}"
+        cut.write_bytes(data[: len(data) * 2 // 3])
+        reader = SparkEventLogReader([cut])
+        list(reader)
+        assert reader.report.skipped == {"truncated_file": 1}, reader.report
+        bad = tmp_path / f"bad.{packed.suffix}"
+        bad.write_bytes(data[:40] + bytes(b ^ 0x5A for b in data[40:400]) + data[400:])
+        reader = SparkEventLogReader([bad])
+        list(reader)
+        assert reader.report.damaged >= 1, reader.report
