@@ -9,7 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from conftest import count_jhist
+from _counts import count_jhist
 from yarn_advisor.classifiers.jhist import JhistReader, read_jhist
 from yarn_advisor.classifiers.records import TraceJob, TraceTask
 from yarn_advisor.classifiers.sources import ReadReport
