@@ -8,7 +8,10 @@ Spark log; a task CSV made from the tasks of the largest Rumen trace of the
 shared data): a done directory of that many files, walked and read whole.
 Prints, per reader, files, tasks, the median wall time of ``--runs`` runs and
 tasks/s; and the ``classify-eval`` figures (short/long n and recall) on each
-real file alone and on each folder of real files as one history.
+real file alone and on each folder of real files as one history. With
+``--codec-jars CP`` (lz4-java and snappy-java), the Spark log is also
+compressed as Spark writes it (tests/readers/SparkCodecs.java) and read as
+lz4 and snappy (pure-Python decoding).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import csv
 import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -91,6 +95,8 @@ def main() -> int:
     ap.add_argument("--copies", type=int, default=2000)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--codec-jars", default="", metavar="CP",
+                    help="classpath of lz4-java and snappy-java: also time Spark's codecs")
     args = ap.parse_args()
     jhist = sorted((DATA / "hadoop-jhist").glob("*.jhist"), key=lambda p: p.stat().st_size)
     spark = sorted((DATA / "spark-eventlogs").iterdir(), key=lambda p: p.stat().st_size)
@@ -109,6 +115,15 @@ def main() -> int:
             folder = _copies(original, work / name, args.copies)
             speed[name] = {"file": original.name, "bytes": original.stat().st_size,
                            **_timed(lambda f=folder, m=make: m(f), args.runs)}  # type: ignore[misc]
+        if args.codec_jars:
+            lz4, snappy = work / f"{spark[-1].name}.lz4", work / f"{spark[-1].name}.snappy"
+            subprocess.run(["java", "-cp", args.codec_jars,
+                            str(ROOT / "tests" / "readers" / "SparkCodecs.java"),
+                            str(spark[-1]), str(lz4), str(snappy)], check=True, timeout=120)
+            for codec, packed in (("spark_lz4", lz4), ("spark_snappy", snappy)):
+                folder = _copies(packed, work / codec, args.copies)
+                speed[codec] = {"file": packed.name, "bytes": packed.stat().st_size,
+                                **_timed(lambda f=folder: SparkEventLogReader([f]), args.runs)}  # type: ignore[misc]
         big = _csv_of(traces[-1], work / "tasks.csv")
         rows = big.read_text().splitlines()
         with (work / "many.csv").open("w") as fh:  # the trace's rows, --copies / 20 times
