@@ -107,9 +107,14 @@ def test_a_real_done_directory_reads_as_rumen_reads_it(mini_cluster: MiniCluster
                                                        tmp_path: Path) -> None:
     app = mini_cluster.sleep_job(queue="etl", maps=3, reduces=1, map_ms=1500, reduce_ms=500,
                                  map_mb=768, reduce_mb=512, map_vcores=2, reduce_vcores=1)
-    assert app.wait(timeout=300) == 0
+    # a small job run inside its AM's container (uber): its tasks get no containers
+    uber = mini_cluster.sleep_job(maps=2, reduces=1, map_ms=200, reduce_ms=100,
+                                  conf={"mapreduce.job.ubertask.enable": "true"})
+    assert app.wait(timeout=300) == 0 and uber.wait(timeout=300) == 0
     job_id = app.app_id.replace("application_", "job_")
+    uber_id = uber.app_id.replace("application_", "job_")
     _wait_for_history(mini_cluster, job_id)
+    _wait_for_history(mini_cluster, uber_id)
     trace = RumenTrace(rumen_trace(mini_cluster.history_done_dir, tmp_path / "trace.json"))
     theirs = {j.job_id: j for j in trace}
     reader = JhistReader([mini_cluster.history_done_dir])  # every job of the session so far
@@ -127,3 +132,11 @@ def test_a_real_done_directory_reads_as_rumen_reads_it(mini_cluster: MiniCluster
     assert all(t.status == "SUCCESS" and t.duration_ms and t.duration_ms >= 1500
                for t in job.maps)
     assert reader.report.damaged == 0
+    inside = ours[uber_id]
+    assert (inside.maps, inside.reduces, len(inside.others)) == ((), (), 3)
+    assert {t.type for t in inside.others} == {"MAP", "REDUCE"}
+    assert reader.report.ignored.get("uber_task", 0) >= 3
+    inside = ours[uber_id]
+    assert (inside.maps, inside.reduces, len(inside.others)) == ((), (), 3)
+    assert {t.type for t in inside.others} == {"MAP", "REDUCE"}
+    assert reader.report.ignored.get("uber_task", 0) >= 3
