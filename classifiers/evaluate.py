@@ -1,14 +1,17 @@
-"""Prequential (test-then-train) evaluation of the classifier on Rumen traces.
+"""Prequential (test-then-train) evaluation of the classifier on a job history.
 
-The trace is replayed as the daemon would live it, in cycles of ``cycle_ms``.
-At each cycle boundary the model observes the tasks running at that instant
-(censored learning, overdue ages); then every task starting before the next
-boundary is predicted from that state; only then are the finishes of the
-cycle learned. So no task's own outcome, nor anything that happened after the
-last cycle before its start, reaches its prediction (a test checks this).
+The history (a Rumen trace, or what a reader of ``sources`` reads: JobHistory
+files, Spark event logs, a task CSV) is replayed as the daemon would live it,
+in cycles of ``cycle_ms``. At each cycle boundary the model observes the
+tasks running at that instant (censored learning, overdue ages); then every
+task starting before the next boundary is predicted from that state; only
+then are the finishes of the cycle learned. So no task's own outcome, nor
+anything that happened after the last cycle before its start, reaches its
+prediction (a test checks this).
 Features use only what is known then: the job's name (or user and shape),
 the stage, the share of the job's maps finished by the cycle (and, for a
-reduce, whether some maps have not started), the memory asked. Tasks are
+reduce, whether some maps have not started; unknown for a job of another
+framework, such as a Spark application), the memory asked. Tasks are
 timed from their launch (:attr:`~yarn_advisor.classifiers.rumen.RumenTask.launch_ms`).
 SETUP/CLEANUP tasks are left out: on YARN they run inside the MapReduce AM, not in containers the
 advisor could place. A task that failed or was killed is not learned at its
