@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.classifiers.cli import register
 from yarn_advisor.classifiers.tasks_csv import COLUMNS
 

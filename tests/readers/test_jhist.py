@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from _counts import count_jhist
+
 from yarn_advisor.classifiers.jhist import JhistReader, read_jhist
 from yarn_advisor.classifiers.records import TraceJob, TraceTask
 from yarn_advisor.classifiers.sources import ReadReport

@@ -16,10 +16,11 @@ import time
 from pathlib import Path
 
 import pytest
+from yarnmini import MiniCluster, rumen_trace
+
 from yarn_advisor.classifiers.jhist import JhistReader
 from yarn_advisor.classifiers.records import TraceJob
 from yarn_advisor.classifiers.rumen import RumenTrace
-from yarnmini import MiniCluster, rumen_trace
 
 # Hadoop 3.4's reader stops in this Hadoop 0.23.9 file after its first failed
 # attempt (the old event schema lacks fields the new one requires), so only

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from _counts import count_spark, spark_compress, stage_sizes
+
 from yarn_advisor.classifiers.records import TraceJob
 from yarn_advisor.classifiers.sources import ReadReport
 from yarn_advisor.classifiers.spark import EventLog, SparkEventLogReader, read_event_log

@@ -12,6 +12,7 @@ import gzip
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.classifiers.evaluate import evaluate_reader, evaluate_traces
 from yarn_advisor.classifiers.rumen import RumenTrace
 from yarn_advisor.classifiers.sources import SourceError
