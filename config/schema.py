@@ -55,6 +55,7 @@ class Tls(ConfigModel):
 class Timeout(ConfigModel):
     connect_s: float = Field(3.0, gt=0)
     read_s: float = Field(10.0, gt=0)
+    total_s: float = Field(30.0, gt=0)  # a whole answer, however slowly it trickles
 
 
 class Retry(ConfigModel):

@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import pydantic_core
 import requests
+import urllib3
 
 from yarn_advisor.advisor.gcpause import paused_gc
 from yarn_advisor.connectors.errors import (
@@ -78,6 +79,9 @@ class HttpClient:
     """A ``requests`` session with the project's timeouts, retries and auth."""
 
     timeout: tuple[float, float] = (3.0, 10.0)
+    # the whole answer (headers and body) of one request must arrive within this:
+    # the read timeout bounds each socket read only, so a trickled body would not end
+    total_timeout: float = 30.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     auth: AuthConfig = field(default_factory=AuthConfig)
     verify: bool | str = True
@@ -120,16 +124,21 @@ class HttpClient:
         delays = self.retry.delays() if idempotent else []
         started = time.monotonic()
         for attempt in range(len(delays) + 1):
+            sent_at = time.monotonic()
             try:
                 resp = self.session.request(
                     method, url, params=self._params(params), data=data, json=json_body,
                     headers=hdrs, timeout=self.timeout, allow_redirects=allow_redirects,
                     # explicit: otherwise REQUESTS_CA_BUNDLE in the environment
                     # silently replaces the configured CA bundle
-                    verify=self.verify,
+                    verify=self.verify, stream=True,
                 )
+                _read_body(resp, sent_at + self.total_timeout)
+            except _TotalTimeout:
+                err: ConnectorError = TimeoutError_(
+                    f"{method} {url}: no whole answer within {self.total_timeout:g}s")
             except requests.Timeout as exc:
-                err: ConnectorError = TimeoutError_(f"{method} {url}: timed out ({one_line(exc)})")
+                err = TimeoutError_(f"{method} {url}: timed out ({one_line(exc)})")
             except requests.RequestException as exc:
                 err = UnavailableError(f"{method} {url}: {type(exc).__name__}: {one_line(exc)}")
             else:
@@ -158,6 +167,35 @@ class HttpClient:
         ctype = resp.headers.get("Content-Type", "").split(";")[0]
         with self._lock:
             self.recorder.record(method, resp.url, resp.status_code, ctype, resp.text)
+
+
+class _TotalTimeout(Exception):
+    """The answer did not arrive whole within the total timeout."""
+
+
+def _read_body(resp: requests.Response, deadline: float) -> None:
+    """Read the body of a streamed response, one socket read at a time, giving up
+    at ``deadline``; then it is there for ``resp.text`` as if not streamed."""
+    chunks: list[bytes] = []
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                raise _TotalTimeout
+            chunk = resp.raw.read1(1 << 16, decode_content=True)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except _TotalTimeout:
+        resp.close()
+        raise
+    except (OSError, urllib3.exceptions.HTTPError) as exc:  # reset, cut short, timed out
+        resp.close()
+        if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+            raise requests.Timeout(str(exc)) from exc
+        raise requests.ConnectionError(str(exc)) from exc
+    # requests keeps a read body in these two attributes (what .content does)
+    resp._content = b"".join(chunks)
+    resp._content_consumed = True  # type: ignore[attr-defined]
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:

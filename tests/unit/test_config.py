@@ -50,7 +50,7 @@ def test_all_errors_reported_at_once_with_key_paths() -> None:
     assert "dry_run, " in bogus and " rm, " in bogus
     expected = [
         "rm.urls: urls[0]: must start with http:// or https://",
-        "rm.timeout.typo: unknown key (known: connect_s, read_s)",
+        "rm.timeout.typo: unknown key (known: connect_s, read_s, total_s)",
         "rm.timeout.read_s: must be > 0",
         "rm.auth.method: must be one of 'simple', 'kerberos' or 'none', got 'ntlm'",
         "sense.interval_s: must be float, got 'fast'",
