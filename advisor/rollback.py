@@ -37,6 +37,7 @@ from yarn_advisor.advisor.journal import (
 )
 from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.startup import check
 from yarn_advisor.advisor.wiring import http_client
 from yarn_advisor.connectors.rm import RMClient
 from yarn_advisor.connectors.rm_write import RMWriter
@@ -139,6 +140,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
 
 def cmd_rollback(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
+    check(cfg)
     try:
         since = None if args.since is None else parse_time(args.since, time.time())
     except argparse.ArgumentTypeError as exc:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -25,6 +26,7 @@ from yarn_advisor.config.base import ConfigError, ConfigModel, Seq, validate
 
 DEFAULTS = Path(__file__).with_name("defaults.yaml")
 _HTTP = ("http://", "https://")
+_USERINFO = re.compile(r"(?P<scheme>https?://)[^/@\s\"]*@")
 
 
 def _http_url(url: str) -> str:
@@ -218,6 +220,12 @@ class AdvisorConfig(ConfigModel):
     actuator: ActuatorSettings = ActuatorSettings()
     policies: Policies = Policies()
 
+    def redacted(self) -> dict[str, Any]:
+        """The configuration as JSON, with the user and password of every URL hidden
+        (what the start-up log line shows)."""
+        text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+        return dict(json.loads(_USERINFO.sub(r"\g<scheme>***@", text)))
+
     def fingerprint(self) -> str:
         """A short hash of the effective configuration (shown in metrics and logs)."""
         text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
@@ -260,14 +268,32 @@ def from_dict(data: object, policies: ParamsModels | None = None) -> AdvisorConf
     return validate(model_for(policies or {}), data)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key given twice in one mapping (YAML keeps the
+    last one silently, so a repeated key would hide the setting the operator meant)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_yaml(path: Path) -> dict[str, Any]:
-    """A YAML file's top-level mapping, or ConfigError saying why not."""
+    """A YAML file's top-level mapping, or ConfigError saying why not (unreadable, not
+    UTF-8, not YAML, a key given twice, empty, or not a mapping)."""
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError([f"{path}: cannot read: {exc}"]) from None
+        text = path.read_bytes().decode("utf-8")
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError([f"{path}: cannot read: {' '.join(str(exc).split())}"]) from None
     if data is None:
-        return {}
+        raise ConfigError([f"{path}: the file is empty (leave out --config to run with "
+                           "the defaults)"])
     if not isinstance(data, dict):
         raise ConfigError([f"{path}: the top level must be a mapping, not {type(data).__name__}"])
     return data

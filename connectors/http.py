@@ -29,6 +29,7 @@ from yarn_advisor.connectors.errors import (
     ParseError,
     TimeoutError_,
     UnavailableError,
+    redact_url,
 )
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
@@ -119,6 +120,7 @@ class HttpClient:
     ) -> requests.Response:
         """Send one request with retries; return a 2xx or 3xx response."""
         hdrs = dict(headers or {})
+        shown = redact_url(url)
         if method not in ("GET", "HEAD", "OPTIONS"):
             hdrs.setdefault("X-XSRF-HEADER", "yarn-advisor")
         delays = self.retry.delays() if idempotent else []
@@ -136,11 +138,11 @@ class HttpClient:
                 _read_body(resp, sent_at + self.total_timeout)
             except _TotalTimeout:
                 err: ConnectorError = TimeoutError_(
-                    f"{method} {url}: no whole answer within {self.total_timeout:g}s")
+                    f"{method} {shown}: no whole answer within {self.total_timeout:g}s")
             except requests.Timeout as exc:
-                err = TimeoutError_(f"{method} {url}: timed out ({one_line(exc)})")
+                err = TimeoutError_(f"{method} {shown}: timed out ({one_line(exc)})")
             except requests.RequestException as exc:
-                err = UnavailableError(f"{method} {url}: {type(exc).__name__}: {one_line(exc)}")
+                err = UnavailableError(f"{method} {shown}: {type(exc).__name__}: {one_line(exc)}")
             else:
                 self._record(method, resp)
                 if resp.status_code < 400:
@@ -199,8 +201,9 @@ def _read_body(resp: requests.Response, deadline: float) -> None:
 
 
 def one_line(exc: BaseException, limit: int = 300) -> str:
-    """An exception's message on one line, bounded (some libraries write paragraphs)."""
-    text = " ".join(str(exc).split())
+    """An exception's message on one line, bounded (some libraries write paragraphs),
+    with any URL's user and password hidden."""
+    text = redact_url(" ".join(str(exc).split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -214,7 +217,8 @@ def decode_json(text: str, url: str) -> Any:
         with paused_gc():  # decoding allocates no cycles; skip the collector's walks
             return pydantic_core.from_json(text)
     except ValueError as exc:
-        raise ParseError(f"{url}: body is not JSON ({one_line(exc)}): {text[:120]!r}") from exc
+        raise ParseError(f"{redact_url(url)}: body is not JSON ({one_line(exc)}): "
+                         f"{text[:120]!r}") from exc
 
 
 def _status_error(resp: requests.Response) -> HTTPStatusError:

@@ -27,6 +27,8 @@ from typing import Any
 import responses
 import yaml
 
+from yarn_advisor.connectors.errors import redact_url
+
 FORMAT = 1
 MANIFEST = "recording.json"
 
@@ -41,7 +43,7 @@ class CycleRecorder:
     def record(self, method: str, url: str, status: int, content_type: str, body: str) -> None:
         self.exchanges.append({"response": {
             "method": method,
-            "url": url,
+            "url": redact_url(url),
             "status": status,
             "content_type": content_type or "text/plain",
             "body": body,
