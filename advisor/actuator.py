@@ -46,6 +46,10 @@ from yarn_advisor.connectors.rm_write import SCHEDULER, lever
 
 ActionKey = tuple[Kind, str, str]  # (kind, policy, outcome)
 QUIET_S = 600.0  # the same block of the same target is journaled once per this many seconds
+# blocked recommendations journaled one line each per cycle; the others of the cycle are
+# summed up in one line per (reason, kind, policy): a dry run on 44,000 apps wrote
+# 44,000 fsync'd lines (47 MB) a cycle, now at most this many plus a few summaries
+BLOCKED_LINES_PER_CYCLE = 50
 
 
 class _Veto(Exception):
@@ -58,6 +62,8 @@ class _Cycle:
     block: str | None
     count: int = 0
     checked: bool = False
+    blocked_lines: int = 0
+    overflow: Counter[tuple[str, Kind, str]] = field(default_factory=Counter)
 
 
 def _always() -> bool:
@@ -110,6 +116,13 @@ class Actuator:
         counts: Counter[ActionKey] = Counter()
         for rec in recs:
             counts[(rec.kind, rec.policy, self._one(rec, snapshot, now, cycle))] += 1
+        for (reason, kind, policy), n in sorted(cycle.overflow.items()):
+            self.journal.append(Entry(
+                id=new_id(), phase=Phase.BLOCKED, kind=kind, target="*", policy=policy,
+                mode="enforce" if self.enforcing(policy) else "dry_run", outcome="blocked",
+                reason=reason, count=n,
+                summary=f"{n} more {kind.value} recommendation(s) of {policy} blocked by "
+                        f"{reason} this cycle (not journaled one by one)"))
         self.totals.update(counts)
         return counts
 
@@ -124,7 +137,7 @@ class Actuator:
                      mode="enforce" if self.enforcing(rec.policy) else "dry_run")
         reason = cycle.block or self._guard(rec, previous, snap, now, cycle)
         if reason:
-            return self._block(base, reason, previous)
+            return self._block(base, reason, previous, cycle=cycle)
         if not self.enforcing(rec.policy):
             self.journal.append(replace(base, outcome="dry_run", previous=previous))
             self._times[(rec.kind, rec.target)].append(now)
@@ -136,7 +149,7 @@ class Actuator:
                 self.writer.ensure_active()
             except ConnectorError as exc:
                 cycle.block = f"rm_{exc.reason}"
-                return self._block(base, cycle.block, previous, str(exc))
+                return self._block(base, cycle.block, previous, str(exc), cycle)
             cycle.checked = True
         return self._enforce(self.writer, base, now, cycle)
 
@@ -148,7 +161,7 @@ class Actuator:
         try:
             result = journaled_write(writer, self.journal, base, check)
         except _Veto as veto:
-            return self._block(base, "min_change", veto.previous)
+            return self._block(base, "min_change", veto.previous, cycle=cycle)
         if result.sent:
             self._times[(base.kind, base.target)].append(now)
             cycle.count += 1
@@ -157,14 +170,21 @@ class Actuator:
             cycle.block = f"rm_{outcome}"
         return outcome
 
-    def _block(self, base: Entry, reason: str, previous: Any, error: str | None = None) -> str:
-        """Count a blocked action; journal it unless it repeats the last block of its target."""
+    def _block(self, base: Entry, reason: str, previous: Any, error: str | None = None,
+               cycle: _Cycle | None = None) -> str:
+        """Count a blocked action; journal it unless it repeats the last block of its
+        target, or the cycle's line budget is spent (then it is summed up at the end)."""
         self.blocked[reason] += 1
         key, now = (base.kind, base.target), self.clock()
         sig = f"{reason}:{json.dumps(base.value, sort_keys=True, default=str)}"
         last = self._quiet.get(key)
         if last is None or last[0] != sig or now - last[1] >= QUIET_S:
             self._quiet[key] = (sig, now)
+            if cycle is not None and cycle.blocked_lines >= BLOCKED_LINES_PER_CYCLE:
+                cycle.overflow[(reason, base.kind, base.policy)] += 1
+                return "blocked"
+            if cycle is not None:
+                cycle.blocked_lines += 1
             self.journal.append(replace(base, phase=Phase.BLOCKED, outcome="blocked",
                                         reason=reason, previous=previous, error=error))
         return "blocked"

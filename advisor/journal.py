@@ -97,6 +97,7 @@ class Entry:
     error: str | None = None
     status: int | None = None
     rollback_of: str | None = None
+    count: int | None = None  # a summary line: how many blocked recommendations it stands for
     ts: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -121,7 +122,9 @@ class Entry:
                 answer=data.get("answer"), observed=data.get("observed"),
                 error=_opt_str(data.get("error")),
                 status=data["status"] if isinstance(data.get("status"), int) else None,
-                rollback_of=_opt_str(data.get("rollback_of")), ts=float(data.get("ts", 0.0)))
+                rollback_of=_opt_str(data.get("rollback_of")),
+                count=data["count"] if isinstance(data.get("count"), int) else None,
+                ts=float(data.get("ts", 0.0)))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a journal entry: {exc}") from None
 

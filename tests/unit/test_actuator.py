@@ -356,3 +356,22 @@ def test_a_malformed_value_is_invalid_not_a_crash(tmp_path: Path) -> None:
     counts = a.act([rec(value={"not": "a priority"}), rec(target=OTHER)], snap())
     assert counts == {("set_app_priority", "haste", "invalid"): 1,
                       ("set_app_priority", "haste", "applied"): 1}
+
+
+def test_blocked_lines_per_cycle_are_bounded_and_the_rest_summed_up(tmp_path: Path) -> None:
+    from yarn_advisor.advisor.actuator import BLOCKED_LINES_PER_CYCLE
+
+    apps = [app(f"application_1_{i:04d}", queue="root.etl") for i in range(300)]
+    s = snapshot([node(N1)], apps, [])
+    a = make(tmp_path, dry_run=True, max_actions_per_cycle=10)
+    recs = [rec(target=x.id, value=7) for x in apps]
+    counts = a.act(recs, s)
+    assert counts == {("set_app_priority", "haste", "dry_run"): 10,
+                      ("set_app_priority", "haste", "blocked"): 290}
+    entries = a.journal.entries()
+    one_by_one = [e for e in entries if e.phase is Phase.BLOCKED and e.count is None]
+    (summary,) = [e for e in entries if e.count is not None]
+    assert len(one_by_one) == BLOCKED_LINES_PER_CYCLE
+    assert (summary.reason, summary.count, summary.target) == (
+        "max_per_cycle", 290 - BLOCKED_LINES_PER_CYCLE, "*")
+    assert a.blocked == {"max_per_cycle": 290}  # every block is still counted
