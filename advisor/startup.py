@@ -2,7 +2,10 @@
 
 The configuration's values are valid by then (the loader checked them); what is
 checked here is the machine: the state directory and the journal can be
-written, the TLS files exist, the Kerberos extra is installed when asked for.
+written, the TLS files exist, and with Kerberos the advisor can really log in
+(the extra is installed, the keytab holds the principal's key, the KDC gives it
+a ticket and a service ticket for each web service: a bad keytab, an unknown
+principal or clocks too far apart are one line here, not a failed cycle later).
 """
 
 from __future__ import annotations
@@ -10,9 +13,11 @@ from __future__ import annotations
 import importlib.util
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from yarn_advisor.advisor.actuator import journal_path
 from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.connectors.kerberos import login_problems
 
 
 class StartupError(Exception):
@@ -23,10 +28,11 @@ class StartupError(Exception):
         super().__init__("cannot start:\n  " + "\n  ".join(problems))
 
 
-def check(cfg: AdvisorConfig, writes_state: bool = True) -> None:
+def check(cfg: AdvisorConfig, writes_state: bool = True, live: bool = True) -> None:
     """Raise :class:`StartupError` listing every problem found (none: return).
 
-    ``writes_state`` False (replays) skips ``state_dir`` and the journal."""
+    ``writes_state`` False skips ``state_dir`` and the journal; ``live`` False (a
+    replay, which talks to no RM) skips the Kerberos login."""
     problems: list[str] = []
     if writes_state:
         problems += _directory("state_dir", Path(cfg.state_dir))
@@ -44,11 +50,22 @@ def check(cfg: AdvisorConfig, writes_state: bool = True) -> None:
                        ("client_key", tls.client_key)):
         if value is not None and not (Path(value).is_file() and os.access(value, os.R_OK)):
             problems.append(f"rm.tls.{key}: {value} is not a readable file")
-    if cfg.rm.auth.method == "kerberos" and importlib.util.find_spec("requests_gssapi") is None:
-        problems.append("rm.auth.method kerberos needs the optional extra: "
-                        "pip install 'yarn-advisor[kerberos]'")
+    if cfg.rm.auth.method == "kerberos":
+        if importlib.util.find_spec("gssapi") is None:
+            problems.append("rm.auth.method kerberos needs the optional extra: "
+                            "pip install 'yarn-advisor[kerberos]'")
+        elif live and not problems:  # a real login: only once the rest is in order
+            problems += _kerberos(cfg)
     if problems:
         raise StartupError(problems)
+
+
+def _kerberos(cfg: AdvisorConfig) -> list[str]:
+    """Log in and get a service ticket for the web services of every configured RM
+    and the JobHistoryServer (their HTTP/<host> principals)."""
+    urls = [*cfg.rm.urls, *([cfg.rm.history_url] if cfg.rm.history_url else [])]
+    hosts = [urlsplit(u).hostname or "" for u in urls]
+    return login_problems(cfg.rm.auth.principal, cfg.rm.auth.keytab, hosts)
 
 
 def _directory(key: str, path: Path) -> list[str]:

@@ -39,6 +39,15 @@ class Auth(ConfigModel):
     method: Literal["simple", "kerberos", "none"] = "simple"
     user: str = "yarn-advisor"
     principal: str | None = None
+    keytab: str | None = None  # kerberos: the advisor logs itself in and renews
+
+    @model_validator(mode="after")
+    def _kerberos_settings(self) -> Auth:
+        if self.keytab is not None and not self.principal:
+            raise ValueError("keytab needs principal (the keytab's principal to log in as)")
+        if (self.keytab is not None or self.principal) and self.method != "kerberos":
+            raise ValueError("principal and keytab are for method kerberos")
+        return self
 
 
 class Tls(ConfigModel):

@@ -31,6 +31,7 @@ from yarn_advisor.connectors.errors import (
     UnavailableError,
     redact_url,
 )
+from yarn_advisor.connectors.kerberos import KerberosLogin, SpnegoAuth  # gssapi: lazily
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 
@@ -61,13 +62,16 @@ class AuthConfig:
     """How to authenticate to the RM web services.
 
     ``simple``: pseudo auth, ``user.name`` is sent as a query parameter.
-    ``kerberos``: SPNEGO through the optional ``requests-gssapi`` package.
+    ``kerberos``: SPNEGO (:mod:`yarn_advisor.connectors.kerberos`, the optional
+    ``kerberos`` extra), as ``principal`` logged in from ``keytab``, or from the
+    ticket cache when ``keytab`` is None.
     ``none``: send nothing (the RM then acts as its static web user).
     """
 
     method: str = "simple"
     user: str = "yarn-advisor"
     principal: str | None = None
+    keytab: str | None = None
 
 
 class Recorder(Protocol):
@@ -98,7 +102,7 @@ class HttpClient:
             self.session.cert = self.client_cert
         self.session.headers["Accept"] = "application/json"
         if self.auth.method == "kerberos":
-            self.session.auth = _spnego_auth(self.auth.principal)
+            self.session.auth = SpnegoAuth(KerberosLogin(self.auth.principal, self.auth.keytab))
 
     def _params(self, params: Mapping[str, str] | None) -> dict[str, str]:
         merged = dict(params or {})
@@ -224,13 +228,3 @@ def decode_json(text: str, url: str) -> Any:
 def _status_error(resp: requests.Response) -> HTTPStatusError:
     cls = AuthError if resp.status_code in (401, 403) else HTTPStatusError
     return cls(resp.status_code, resp.url, resp.text)
-
-
-def _spnego_auth(principal: str | None) -> Any:
-    try:
-        from requests_gssapi import HTTPSPNEGOAuth  # type: ignore[import-not-found]
-    except ImportError as exc:  # pragma: no cover - depends on the optional extra
-        raise ConnectorError(
-            "auth.method 'kerberos' needs the optional extra: pip install 'yarn-advisor[kerberos]'"
-        ) from exc
-    return HTTPSPNEGOAuth(principal=principal, opportunistic_auth=True)
