@@ -87,8 +87,7 @@ class KerberosLogin:
         self.keytab = keytab
         self._store: dict[str, str] | None = None
         if keytab:
-            ccache = f"MEMORY:yarn-advisor-{os.getpid()}-{next(_CCACHES)}"
-            self._store = {"client_keytab": keytab, "ccache": ccache}
+            self._store = {"client_keytab": keytab, "ccache": _new_ccache()}
         self._lock = threading.Lock()  # one ticket cache: refresh it one thread at a time
         self._expires_in: int | None = None
         self.tickets = 0  # initial tickets this login has seen (first login and renewals)
@@ -124,6 +123,18 @@ class KerberosLogin:
         return token
 
     def _credentials(self) -> Any:
+        try:
+            return self._acquire()
+        except self._gss.exceptions.GSSError as exc:
+            if self._store is None or "expired" not in _reason(exc):
+                raise
+        # The ticket held ran out and MIT could not renew it, without saying why (a
+        # stale keytab, the KDC down, the clocks): log in afresh, into a new cache, so
+        # that either the advisor is back or the KDC's own answer says what is wrong.
+        self._store = {**self._store, "ccache": _new_ccache()}
+        return self._acquire()
+
+    def _acquire(self) -> Any:
         gss = self._gss
         name = (gss.Name(self.principal, gss.NameType.kerberos_principal)
                 if self.principal else None)
@@ -162,6 +173,11 @@ class KerberosLogin:
                     "name its SPNEGO principal is for")
         what = f"cannot authenticate to HTTP/{host}" if host else "cannot log in"
         return f"kerberos: {self.who} {how} {what}: {reason}" + (f" ({hint})" if hint else "")
+
+
+def _new_ccache() -> str:
+    """A private in-memory ticket cache (a MEMORY: cache is seen by this process only)."""
+    return f"MEMORY:yarn-advisor-{os.getpid()}-{next(_CCACHES)}"
 
 
 def _reason(exc: Any) -> str:

@@ -3,8 +3,9 @@
 The KDC is Hadoop's own (hadoop-minikdc 3.4.2, see ``_kdc.py``) with tickets of
 ``LIFETIME_S`` seconds, so a test sees the advisor log in again several times in
 a couple of minutes. Its principals: the daemons' (rm/, nm/, jhs/ and one HTTP/
-per web address), ``advisor`` (the advisor's own keytab) and ``alice`` (the
-harness: readiness checks, independent read-backs, the applications it submits).
+per web address), ``advisor`` (the advisor's own keytab), ``alice`` (the harness:
+readiness checks, independent read-backs, the applications it submits) and ``bob``
+(a principal without YARN admin rights).
 
 These tests need the ``kerberos`` extra (python-gssapi) and MIT's client tools,
 both installed by ``.ci/setup-kerberos``; without them they are skipped, and
@@ -25,7 +26,7 @@ import pytest
 from _kdc import Kdc
 from yarnmini import KerberosSetup, MiniCluster
 
-LIFETIME_S = 30  # the KDC's maximum ticket lifetime
+LIFETIME_S = 45  # the KDC's maximum ticket lifetime (MIT renews when < 30 s are left)
 NM_HOSTS = ("127.0.0.2", "127.0.0.3")  # MiniCluster's default two NodeManagers
 SERVICES = ["rm/localhost", "nm/localhost", "jhs/localhost", "HTTP/localhost",
             "HTTP/127.0.0.1", *(f"HTTP/{h}" for h in NM_HOSTS)]
@@ -41,8 +42,9 @@ def kdc() -> Iterator[Kdc]:
             pytest.skip(f"{tool} is not installed (bash .ci/setup-kerberos)")
     workdir = Path(tempfile.mkdtemp(prefix="yarn-kdc-test-"))
     t0 = time.monotonic()
-    kdc = Kdc(workdir, {"service.keytab": SERVICES, "advisor.keytab": ["advisor"],
-                        "alice.keytab": ["alice"]}, lifetime_s=LIFETIME_S).start()
+    keytabs = {"service.keytab": SERVICES, "advisor.keytab": ["advisor"],
+               "alice.keytab": ["alice"], "bob.keytab": ["bob"]}
+    kdc = Kdc(workdir, keytabs, lifetime_s=LIFETIME_S).start()
     print(f"\nKDC up in {time.monotonic() - t0:.1f}s, realm {kdc.realm}, port {kdc.port}",
           file=sys.stderr)
     # the MIT library of this process (python-gssapi) reads the test KDC's krb5.conf
@@ -59,10 +61,10 @@ def kerberized_cluster(kdc: Kdc) -> Iterator[MiniCluster]:
     setup = KerberosSetup(kdc.realm, kdc.krb5_conf, kdc.keytab("service.keytab"),
                           kdc.keytab("alice.keytab"), kdc.principal("alice"))
     cluster = MiniCluster(workdir, kerberos=setup, extra_conf={
-        # ACLs on, as on a production secure cluster: the advisor is a YARN admin
-        # (scheduler-conf and node resource writes), alice is not
+        # ACLs on, as on a production secure cluster: the advisor (and the harness)
+        # are YARN admins (scheduler-conf and node resource writes), bob is not
         "yarn.acl.enable": "true",
-        "yarn.admin.acl": "advisor",
+        "yarn.admin.acl": "advisor,alice",
     })
     t0 = time.monotonic()
     cluster.start(timeout=240)

@@ -439,6 +439,11 @@ class MiniCluster:
         with urllib.request.urlopen(req, timeout=5) as resp:
             return json.load(resp)
 
+    def read(self, url: str) -> Any:
+        """GET a JSON body as the harness itself (in Kerberos mode: SPNEGO as its own
+        client principal), independently of the advisor's connectors."""
+        return self._get(url)
+
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         last = "nothing answered"
