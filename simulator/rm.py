@@ -110,7 +110,23 @@ class RMCore:
         return self._running
 
     # --- asks -------------------------------------------------------------------
+    def normalize(self, mem: int, vc: int) -> tuple[int, int]:
+        """``SchedulerUtils.normalizeRequest``: round up to the minimum allocation,
+        cap at the maximum. ``DefaultResourceCalculator.normalize`` keeps memory
+        only, so every container then holds one vcore."""
+        mn, mx = self.minimum, self.maximum
+        step = mn.memory_mb
+        if step > 0:
+            mem = -(-max(mem, step) // step) * step
+        mem = min(mem, mx.memory_mb)
+        if not self.calc.dominant:
+            return mem, 1 if mem > 0 else 0
+        if mn.vcores > 0:
+            vc = -(-max(vc, mn.vcores) // mn.vcores) * mn.vcores
+        return mem, min(vc, mx.vcores)
+
     def add_ask(self, app: SimApp, priority: int, mem: int, vc: int, task: SimTask) -> None:
+        mem, vc = self.normalize(mem, vc)
         ask = app.ask_for(priority, mem, vc)
         ask.add(task)
         task.state = "PENDING"

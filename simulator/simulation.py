@@ -52,10 +52,10 @@ class Simulation:
         self.nodes: list[SimNode] = build_nodes(workload.cluster, timing.nm_heartbeat)
         rng = random.Random(workload.seed)
         self.blocks = BlockMap(self.nodes, workload.cluster.hdfs, rng)
-        dominant = spec.resource_calculator == "dominant" or (
-            self.scheduler.type_name == "fairScheduler" and spec.fair_policy == "drf")
-        if self.scheduler.type_name == "fifoScheduler":
-            dominant = False
+        # CapacityScheduler: its configured calculator; FifoScheduler: memory only;
+        # FairScheduler: containers must fit in memory and vcores (Resources.fitsIn)
+        dominant = {"fifoScheduler": False, "fairScheduler": True}.get(
+            self.scheduler.type_name, spec.resource_calculator == "dominant")
         self.rm = RMCore(self.events, self.nodes, self.scheduler, Calculator(dominant),
                          workload.cluster.minimum_allocation, workload.cluster.maximum_allocation,
                          timing.nm_heartbeat, spec.max_application_priority,
@@ -80,6 +80,7 @@ class Simulation:
         self._app_seq = 0
         self._sampling = False
         self._pending_submits = 0
+        self._started = False
 
     # --- set-up ---------------------------------------------------------------------
     def _place_blocks(self, rng: random.Random) -> dict[str, list[tuple[int, ...]]]:
@@ -119,18 +120,8 @@ class Simulation:
             progress_every_s: float = 0.5) -> Report:
         """Run to the end of the workload (or ``until_ms``) and report."""
         started = time.perf_counter()
-        for node in self.nodes:
-            self.metrics.capacity_changed(node.total_mem, node.total_vc, node.real_mem,
-                                          node.real_cpu)
-        for job in self.workload.jobs:
-            if not job.after:
-                self._pending_submits += 1
-                self.events.at(job.submit_ms, self._submit, job)
-        first = min((j.submit_ms for j in self.workload.jobs if not j.after), default=0)
-        for interval, hook in self.hooks:
-            self.events.at(first + interval, self._hook, interval, hook)
-        self.events.at(first, self._sample)
-        self._sampling = True
+        if not self._started:
+            self._start()
         last_report = started
         step = max(self.sample_ms * 20, 60_000)
         while len(self.events) and self.unfinished > 0:
@@ -153,6 +144,21 @@ class Simulation:
                      len(self.workload.jobs))
         return self.report(time.perf_counter() - started)
 
+    def _start(self) -> None:
+        self._started = True
+        for node in self.nodes:
+            self.metrics.capacity_changed(node.total_mem, node.total_vc, node.real_mem,
+                                          node.real_cpu)
+        for job in self.workload.jobs:
+            if not job.after:
+                self._pending_submits += 1
+                self.events.at(job.submit_ms, self._submit, job)
+        first = min((j.submit_ms for j in self.workload.jobs if not j.after), default=0)
+        for interval, hook in self.hooks:
+            self.events.at(first + interval, self._hook, interval, hook)
+        self.events.at(first, self._sample)
+        self._sampling = True
+
     def _submissions_ahead(self) -> bool:
         return self._pending_submits > 0
 
@@ -164,6 +170,7 @@ class Simulation:
             t = heap_time()
             assert t is not None
             if t > horizon:
+                events.now = max(events.now, horizon)
                 return
             metrics.now = t
             events.run(until_ms=t)
