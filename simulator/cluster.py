@@ -98,7 +98,7 @@ def build_nodes(cluster: Cluster, heartbeat_ms: int) -> list[SimNode]:
     nodes: list[SimNode] = []
     count = cluster.node_count
     for group in cluster.groups:
-        for _ in range(group.count):
+        for k in range(group.count):
             i = len(nodes)
             if group.rack:
                 rack = group.rack if group.rack.startswith("/") else f"/{group.rack}"
@@ -106,8 +106,9 @@ def build_nodes(cluster: Cluster, heartbeat_ms: int) -> list[SimNode]:
                 rack = f"/rack{i // cluster.nodes_per_rack + 1:02d}"
             else:
                 rack = "/default-rack"
+            host = group.hosts[k] if k < len(group.hosts) else f"node{i + 1:04d}"
             node = SimNode(
-                i, f"node{i + 1:04d}", rack, group.memory_mb, group.vcores,
+                i, host, rack, group.memory_mb, group.vcores,
                 group.real_memory_mb or group.memory_mb, group.real_cpu or float(group.vcores),
                 group.label, frozenset(group.tags))
             node.hb_phase = (i * heartbeat_ms) // max(count, 1)

@@ -121,6 +121,7 @@ class NodeGroup:
     rack: str = ""
     label: str = ""
     tags: tuple[str, ...] = ()
+    hosts: tuple[str, ...] = ()  # names (traces name their hosts); default node0001...
 
 
 @dataclass(frozen=True, slots=True)

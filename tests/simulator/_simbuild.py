@@ -38,9 +38,13 @@ def reduces(durations_s: list[float], **kw: object) -> Stage:
     return stage(REDUCE, durations_s, **kw)  # type: ignore[arg-type]
 
 
+AM = Res(1024, 1)
+AM_USE = Phase("AM", 1.0, 512, 0.0)
+MIN_ALLOC = Res(1024, 1)
+
+
 def job(jid: str, m: Stage | None = None, r: Stage | None = None, submit_s: float = 0,
-        am: Res = Res(1024, 1), am_use: Phase = Phase("AM", 1.0, 512, 0.0),
-        **kw: object) -> Job:
+        am: Res = AM, am_use: Phase = AM_USE, **kw: object) -> Job:
     return Job(id=jid, name=jid, submit_ms=int(submit_s * 1000), maps=m, reduces=r, am=am,
                am_use=am_use, **kw)  # type: ignore[arg-type]
 
@@ -48,7 +52,7 @@ def job(jid: str, m: Stage | None = None, r: Stage | None = None, submit_s: floa
 def workload(jobs: list[Job], *, nodes: int = 1, mem: int = 4096, vc: int = 4,
              real_mem: int = 0, real_cpu: float = 0.0, groups: tuple[NodeGroup, ...] = (),
              scheduler: SchedulerSpec | None = None, nodes_per_rack: int = 0,
-             timing: Timing = INSTANT, minimum: Res = Res(1024, 1)) -> Workload:
+             timing: Timing = INSTANT, minimum: Res = MIN_ALLOC) -> Workload:
     cluster = Cluster(groups=groups or (NodeGroup(nodes, mem, vc, real_mem, real_cpu),),
                       nodes_per_rack=nodes_per_rack, timing=timing, minimum_allocation=minimum,
                       maximum_allocation=Res(1 << 20, 1 << 10))

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from _simbuild import job, maps, reduces, workload
-
+from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.spec import (
     MAP,
     NodeGroup,
@@ -20,7 +20,6 @@ from yarn_advisor.simulator.spec import (
     Res,
     SchedulerSpec,
 )
-from yarn_advisor.simulator.simulation import Simulation
 
 
 def test_two_tasks_on_one_node_capacity_scheduler_takes_one_off_switch_per_heartbeat() -> None:
