@@ -6,7 +6,8 @@
 lever's JSON shape, sends nothing when it already holds the desired value
 (``noop``), otherwise calls ``before_send(previous)`` (the actuator journals
 there, or vetoes by raising), changes the simulated RM at the current
-simulated instant, and reads the value back. The comparison of previous and
+simulated instant (or is refused, after the intent is journaled, as the real
+RM answers a bad request), and reads the value back. The comparison of previous and
 desired values is the real lever's own (``rm_write.LEVERS[kind].same``).
 
 What the RM would refuse is refused the same way, as the exceptions the real
@@ -92,10 +93,8 @@ class SimWriter:
         previous = self.read(kind, target, value)
         if lv.same(previous, value):
             return WriteOutcome(kind, target, previous, "noop")
-        sender = _SENDS[kind]
-        sender(self, target, value, check=True)  # refuse before journaling, like a 400
         before_send(previous)
-        answer = sender(self, target, value, check=False)
+        answer = _SENDS[kind](self, target, value)
         self.sent.append((self.sim.now, kind, target, value))
         observed = self.read(kind, target, value)
         return WriteOutcome(kind, target, previous, "applied", answer, observed)
@@ -158,7 +157,7 @@ _READS: dict[str, Callable[[SimWriter, str, Any], Any]] = {
 }
 
 
-# --- sends (check=True: only say whether the RM would refuse) -----------------------
+# --- sends --------------------------------------------------------------------------
 def _live_app(w: SimWriter, app_id: str, what: str) -> SimApp:
     app = w._app(app_id)
     if app.state not in LIVE:
@@ -167,21 +166,17 @@ def _live_app(w: SimWriter, app_id: str, what: str) -> SimApp:
     return app
 
 
-def _send_priority(w: SimWriter, target: str, value: Any, check: bool) -> Any:
+def _send_priority(w: SimWriter, target: str, value: Any) -> Any:
     app = _live_app(w, target, "priority")
     prio = int(value)
     if w.sim.scheduler.type_name == "fifoScheduler":
         raise w.refuse(f"/apps/{target}/priority", "the scheduler does not support priorities")
-    if check:
-        return None
     got = w.sim.scheduler.set_priority(app, prio)
     return {"status": 200, "body": {"priority": got}}
 
 
-def _send_move(w: SimWriter, target: str, value: Any, check: bool) -> Any:
+def _send_move(w: SimWriter, target: str, value: Any) -> Any:
     app = _live_app(w, target, "queue")
-    if check:
-        return None
     try:
         path = w.sim.scheduler.move_app(app, str(value))
     except ValueError as exc:
@@ -189,7 +184,7 @@ def _send_move(w: SimWriter, target: str, value: Any, check: bool) -> Any:
     return {"status": 200, "body": {"queue": path}}
 
 
-def _send_conf(w: SimWriter, target: str, value: Any, check: bool) -> Any:
+def _send_conf(w: SimWriter, target: str, value: Any) -> Any:
     if not isinstance(value, Mapping):
         raise ValueError("update_scheduler_conf needs a mapping of settings")
     sched = w.sim.scheduler
@@ -199,16 +194,14 @@ def _send_conf(w: SimWriter, target: str, value: Any, check: bool) -> Any:
         raise w.refuse("/scheduler-conf", "scheduler configuration mutation needs the "
                        "CapacityScheduler with a mutable configuration store")
     try:
-        sched.update_conf(updates, dry_run=check)
+        sched.update_conf(updates)
     except ValueError as exc:
         raise w.refuse("/scheduler-conf", str(exc)) from None
-    if check:
-        return None
     w.sim.rm.topology_changed()
     return {"status": 200, "body": "Configuration change successfully applied."}
 
 
-def _send_labels(w: SimWriter, target: str, value: Any, check: bool) -> Any:
+def _send_labels(w: SimWriter, target: str, value: Any) -> Any:
     labels = sorted(value)
     if len(labels) > 1:
         raise ValueError("a node carries at most one partition label")
@@ -216,8 +209,6 @@ def _send_labels(w: SimWriter, target: str, value: Any, check: bool) -> Any:
     if w.sim.scheduler.type_name != "capacityScheduler":
         raise w.refuse(f"/nodes/{target}/replace-labels",
                        "node labels need the CapacityScheduler")
-    if check:
-        return None
     rm = w.sim.rm
     missing = [x for x in labels if x not in rm.cluster_labels]
     rm.cluster_labels.update(missing)
@@ -225,54 +216,46 @@ def _send_labels(w: SimWriter, target: str, value: Any, check: bool) -> Any:
     return {"status": 200, "body": "", "added_cluster_labels": missing}
 
 
-def _send_resource(w: SimWriter, target: str, value: Any, check: bool) -> Any:
+def _send_resource(w: SimWriter, target: str, value: Any) -> Any:
     node = w._node(target)
     mem = int(value.get("memory_mb", node.total_mem))
     vc = int(value.get("vcores", node.total_vc))
     if mem < 0 or vc < 0:
         raise w.refuse(f"/nodes/{target}/resource", "resource values must be >= 0")
-    if check:
-        return None
     timeout = int(value.get("overcommit_timeout_ms", w.overcommit_timeout_ms))
     w.sim.resize_node(node, mem, vc, timeout)
     return {"status": 200, "body": {"resourceInfo": {"memory": mem, "vCores": vc}}}
 
 
-def _send_signal(w: SimWriter, target: str, value: Any, check: bool) -> Any:
+def _send_signal(w: SimWriter, target: str, value: Any) -> Any:
     if value not in SIGNALS:
         raise ValueError(f"unknown container signal {value!r}")
     c = w._container(target)
     if c is None or c.state in ("COMPLETE", "EXITED"):
         raise HTTPStatusError(404, f"{RM_URL}/ws/v1/cluster/containers/{target}",
                               f"container {target} not found")
-    if check:
-        return None
     if value != "OUTPUT_THREAD_DUMP":
         w.sim.kill_container(c, f"SIGNAL_{value}")
     return {"status": 200, "body": ""}
 
 
-def _send_kill(w: SimWriter, target: str, value: Any, check: bool) -> Any:
+def _send_kill(w: SimWriter, target: str, value: Any) -> Any:
     app = w._app(target)
-    if check:
-        return None
     if app.state in LIVE:
         w.sim.am.kill_app(app)
     return {"status": 200, "body": {"state": app.state}}
 
 
-def _send_add_labels(w: SimWriter, target: str, value: Any, check: bool) -> Any:
-    if not check:
-        w.sim.rm.cluster_labels.update(str(x) for x in value)
+def _send_add_labels(w: SimWriter, target: str, value: Any) -> Any:
+    w.sim.rm.cluster_labels.update(str(x) for x in value)
     return {"status": 200, "body": ""}
 
 
-def _send_remove_labels(w: SimWriter, target: str, value: Any, check: bool) -> Any:
+def _send_remove_labels(w: SimWriter, target: str, value: Any) -> Any:
     used = sorted({n.label for n in w.sim.rm.nodes if n.label in set(value)})
     if used:
         raise w.refuse("/remove-node-labels", f"labels in use by nodes: {', '.join(used)}")
-    if not check:
-        w.sim.rm.cluster_labels.difference_update(str(x) for x in value)
+    w.sim.rm.cluster_labels.difference_update(str(x) for x in value)
     return {"status": 200, "body": ""}
 
 
