@@ -6,6 +6,11 @@
     sim.every(10_000, hook)                          # hook(sim) every 10 s of sim time
     report = sim.run()
 
+A run that can no longer progress (asks that can never be met, e.g. two AMs
+holding a whole cluster) stops after ``stall_ms`` of simulated time without an
+allocation, a task end or a submission while no task runs; its report says
+``stalled``.
+
 Times inside are milliseconds from the start of the run; snapshots and ids
 add ``cluster_ts`` (the RM's start time in epoch ms) as a real RM would.
 """
@@ -37,7 +42,7 @@ class Simulation:
 
     def __init__(self, workload: Workload, scheduler: str | Scheduler | None = None,
                  mode: str = "baseline", sample_ms: int = 0,
-                 cluster_ts: int = CLUSTER_TS, stall_ms: int = 6 * 3600_000) -> None:
+                 cluster_ts: int = CLUSTER_TS, stall_ms: int = 3600_000) -> None:
         self.workload = workload
         self.mode = mode
         self.cluster_ts = cluster_ts
@@ -132,7 +137,7 @@ class Simulation:
             if until_ms is not None and self.events.now >= until_ms:
                 break
             if self.events.now - self.metrics.last_progress_ms > self.stall_ms and \
-                    not self._submissions_ahead():
+                    not self._submissions_ahead() and not self._tasks_running():
                 self.metrics.stalled = True
                 break
             if progress is not None and time.perf_counter() - last_report >= progress_every_s:
@@ -158,6 +163,9 @@ class Simulation:
             self.events.at(first + interval, self._hook, interval, hook)
         self.events.at(first, self._sample)
         self._sampling = True
+
+    def _tasks_running(self) -> bool:
+        return any(not c.is_am for running in self.nms.running.values() for c in running)
 
     def _submissions_ahead(self) -> bool:
         return self._pending_submits > 0

@@ -56,7 +56,10 @@ def iter_json_objects(text: str, path: Path) -> list[tuple[int, Any]]:
             obj, end = dec.raw_decode(text, i)
         except json.JSONDecodeError as exc:
             where = text.count("\n", 0, exc.pos) + 1
-            what = "truncated trace" if exc.pos >= n - 1 else "not valid JSON"
+            rest = text[i:]
+            cut = (exc.pos >= n - 1 or exc.msg.startswith("Unterminated string")
+                   or rest.count("{") > rest.count("}") or rest.count("[") > rest.count("]"))
+            what = "truncated trace" if cut else "not valid JSON"
             raise WorkloadError([f"{path}:{where}: {what} ({exc.msg}) in the object "
                                  f"starting at line {line}"]) from None
         if isinstance(obj, list):

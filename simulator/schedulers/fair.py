@@ -17,8 +17,9 @@
   app holds fewer reservations than ``reservable-nodes`` (5 % of the nodes).
 - ``FSLeafQueue.canRunAppAM``: an AM starts only while the queue's AMs stay
   under ``maxAMShare`` (0.5) of its fair share.
-- ``ComputeFairShares``: the fair share of each active queue is the weighted
-  water-filling of the cluster over the queues' demands.
+- ``ComputeFairShares``: the instantaneous fair share of each active queue (one
+  with apps) is its weight's part of the cluster (shares are capped by max
+  shares only, which are unbounded here, not by demand).
 
 No preemption, max running apps, min/max shares other than unbounded, or
 queue hierarchy beyond root.leaf.
@@ -64,38 +65,6 @@ class FSQueue:
         self.containers = 0
         self.fair_share = (0, 0)
 
-    def demand(self) -> tuple[int, int]:
-        mem = self.used[0] + sum(_pending(a)[0] for a in self.apps)
-        vc = self.used[1] + sum(_pending(a)[1] for a in self.apps)
-        return mem, vc
-
-
-def _pending(app: SimApp) -> tuple[int, int]:
-    mem = vc = 0
-    for ask in app.asks.values():
-        mem += ask.mem * ask.count
-        vc += ask.vc * ask.count
-    return mem, vc
-
-
-def water_fill(total: float, weights: Sequence[float], demands: Sequence[float]) -> list[float]:
-    """``ComputeFairShares.computeShares`` with min share 0 and no max: find R so
-    that sum(min(w_i R, d_i)) = min(total, sum d_i)."""
-    want = min(total, sum(demands))
-    if want <= 0 or not weights:
-        return [0.0 for _ in weights]
-    lo, hi = 0.0, 1.0
-    while sum(min(w * hi, d) for w, d in zip(weights, demands, strict=True)) < want:
-        hi *= 2
-        if hi > 1e18:
-            break
-    for _ in range(60):
-        mid = (lo + hi) / 2
-        if sum(min(w * mid, d) for w, d in zip(weights, demands, strict=True)) < want:
-            lo = mid
-        else:
-            hi = mid
-    return [min(w * hi, d) for w, d in zip(weights, demands, strict=True)]
 
 
 class FairScheduler:
@@ -128,9 +97,6 @@ class FairScheduler:
         q = self.leaves.get(app.queue)
         if q is not None and app in q.apps:
             q.apps.remove(app)
-            if app.registered_ms or app.am_task.container is not None:
-                q.am_used[0] -= app.am_mem
-                q.am_used[1] -= app.am_vc
 
     # --- ordering -------------------------------------------------------------------
     def _key(self, policy: str, used: Sequence[int], weight: float, seq: int,
@@ -146,14 +112,12 @@ class FairScheduler:
     def _update_fair_shares(self) -> None:
         tm, tv = self.rm.partition_total("")
         active = [q for q in self.leaves.values() if q.apps]
-        demands = [q.demand() for q in active]
-        w = [q.weight for q in active]
-        mem = water_fill(tm, w, [d[0] for d in demands])
-        vc = water_fill(tv, w, [d[1] for d in demands])
+        weights = sum(q.weight for q in active)
         for q in self.leaves.values():
             q.fair_share = (0, 0)
-        for q, m, v in zip(active, mem, vc, strict=True):
-            q.fair_share = (int(m), int(v))
+        for q in active:
+            f = q.weight / weights if weights > 0 else 1.0 / len(active)
+            q.fair_share = (int(tm * f), int(tv * f))
 
     # --- heartbeat ------------------------------------------------------------------
     def node_update(self, node: SimNode) -> None:
@@ -252,7 +216,7 @@ class FairScheduler:
         q.used[0] -= c.mem
         q.used[1] -= c.vc
         q.containers -= 1
-        if c.is_am and not c.app.is_done:
+        if c.is_am:
             q.am_used[0] -= c.mem
             q.am_used[1] -= c.vc
 
