@@ -5,7 +5,8 @@
   block's replicas, and ``*``).
 - Containers reach the AM on its next heartbeat (every ``am_heartbeat`` ms
   from registration) and start ``container_launch`` ms later.
-- Reduces: ``RMContainerAllocator.scheduleReduces`` -- nothing before
+- Reduces, on each AM heartbeat after a change (``RMContainerAllocator.heartbeat``):
+  ``scheduleReduces`` -- nothing before
   ceil(slowstart x maps) maps are done; then all remaining reduces once no map
   is waiting for a container; otherwise ramp up so reduces hold at most
   min(completed share, ``maxReduceRampupLimit`` 0.5) of the job's resource
@@ -14,7 +15,8 @@
   the headroom (after pending reduces) for one map, or maps waiting over 300 s,
   the AM takes back its pending reduce asks and kills running reduces
   (fewest first by progress), enough for the waiting maps (at most
-  ``maxReducePreemptionLimit`` 0.5 of its limit, at least one map's worth).
+  ``maxReducePreemptionLimit`` 0.5 of its limit, at least one map's worth);
+  a heartbeat that preempts asks for no new reduces.
 - A killed attempt runs again: a map at ``PRIORITY_FAST_FAIL_MAP`` (5) on
   ``*``, a reduce through ``scheduleReduces``; a task that *fails* 4 times
   (``mapreduce.map.maxattempts``) fails its job.
@@ -117,7 +119,6 @@ class MapReduceAM:
         for task in app.maps:
             if task.state == "NEW":
                 self._ask_map(app, task, PRIORITY_MAP)
-        self.schedule_reduces(app)
         self._maybe_finish(app)
         self.arm_tick(app)
 
@@ -136,9 +137,14 @@ class MapReduceAM:
         stage = c.app.job.maps if task.kind == MAP else c.app.job.reduces
         assert stage is not None
         task.phases = stage.phases
+        task.run_ms = task.duration_ms
+        if task.hosts and c.locality != "NODE_LOCAL":
+            factor = stage.rack_local_factor if c.locality == "RACK_LOCAL" else \
+                stage.off_switch_factor
+            task.run_ms = int(task.duration_ms * factor)
         task.fail_at_ms = -1.0
         if self._doomed(c):
-            task.fail_at_ms = stage.fail_at * task.duration_ms
+            task.fail_at_ms = stage.fail_at * task.run_ms
             task.phases = _truncate(stage.phases, stage.fail_at)
         if task.kind == MAP:
             c.app.running_maps += 1
@@ -180,7 +186,6 @@ class MapReduceAM:
         else:
             app.reduces_completed += 1
             app.running_reduces -= 1
-        self.schedule_reduces(app)
         self.arm_tick(app)
         self._maybe_finish(app)
 
@@ -224,7 +229,7 @@ class MapReduceAM:
     # --- kills ----------------------------------------------------------------------
     def container_killed(self, c: SimContainer, reason: str, by_rm: bool = False) -> None:
         """A container died before its task finished (memory, signal, preemption, RM)."""
-        if c.state in ("COMPLETE", "EXITED") and c.id not in c.app.containers:
+        if c.state in ("COMPLETE", "EXITED"):
             return
         app = c.app
         now = self.events.now
@@ -259,7 +264,6 @@ class MapReduceAM:
         task.state = "NEW"
         if task.kind == MAP:
             self._ask_map(app, task, PRIORITY_FAST_FAIL_MAP)
-        self.schedule_reduces(app)
         self.arm_tick(app)
 
     def _am_lost(self, app: SimApp) -> None:
@@ -295,8 +299,9 @@ class MapReduceAM:
         app.am_tick_armed = False
         if app.state != "RUNNING":
             return
-        self.preempt_reduces_if_needed(app)
-        self.schedule_reduces(app)
+        # RMContainerAllocator.heartbeat: no new reduces in a heartbeat that preempted
+        if not self.preempt_reduces_if_needed(app):
+            self.schedule_reduces(app)
         unrequested = any(t.state == "NEW" for t in app.reduces)
         maps_waiting = any(t.state == "PENDING" for t in app.maps)
         holding = app.running_reduces > 0 or any(t.state == "ASSIGNED" for t in app.reduces)
@@ -374,13 +379,13 @@ class MapReduceAM:
             self.rm.remove_ask(app, t)
             t.state = "NEW"
 
-    def preempt_reduces_if_needed(self, app: SimApp) -> None:
-        """``RMContainerAllocator.preemptReducesIfNeeded``."""
+    def preempt_reduces_if_needed(self, app: SimApp) -> bool:
+        """``RMContainerAllocator.preemptReducesIfNeeded``; True if it preempted."""
         if app.job.reduces is None or app.job.maps is None:
-            return
+            return False
         sm, am_, sr, ar = self._counts(app)
         if am_ > 0 or sm <= 0:
-            return
+            return False
         now = self.events.now
         waiting = [t for t in app.maps if t.state == "PENDING"]
         hanging = sum(1 for t in waiting if now - t.requested_ms > UNCONDITIONAL_PREEMPT_MS)
@@ -390,7 +395,7 @@ class MapReduceAM:
             hm, hv = self.rm.scheduler.headroom(app)
             avail = (hm - rreq[0] * sr, hv - rreq[1] * sr)
             if _containers(avail, mreq, cpu) > 0:
-                return
+                return False
             hanging = len(waiting)
         self._ramp_down(app, sr)
         hm, hv = self.rm.scheduler.headroom(app)
@@ -405,6 +410,7 @@ class MapReduceAM:
         for t in running[:to_preempt]:
             if t.container is not None:
                 self.container_killed(t.container, "PREEMPTED_BY_AM", by_rm=True)
+        return True
 
 
 def _truncate(phases: tuple[Phase, ...], at: float) -> tuple[Phase, ...]:

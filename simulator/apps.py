@@ -53,6 +53,7 @@ class SimTask:
         "racks",
         "rate",
         "requested_ms",
+        "run_ms",
         "since",
         "start_ms",
         "state",
@@ -67,6 +68,7 @@ class SimTask:
         self.kind = kind
         self.index = index
         self.duration_ms = duration_ms
+        self.run_ms = duration_ms  # this attempt's time at full speed (locality applied)
         self.phases = phases
         self.hosts: tuple[str, ...] = ()
         self.racks: tuple[str, ...] = ()
@@ -95,12 +97,12 @@ class SimTask:
         """Fraction of the task's work done (0-1)."""
         if self.state == "SUCCEEDED":
             return 1.0
-        if self.state != "RUNNING" or self.duration_ms <= 0:
+        if self.state != "RUNNING" or self.run_ms <= 0:
             return 0.0
         before = sum(p.share for p in self.phases[:self.phase_idx])
-        current = self.phase.share * self.duration_ms
+        current = self.phase.share * self.run_ms
         done_in_phase = current - self.work_left if current > 0 else 0.0
-        return min(1.0, before + done_in_phase / self.duration_ms)
+        return min(1.0, before + done_in_phase / self.run_ms)
 
     def __repr__(self) -> str:
         return f"SimTask({self.app.id} {self.kind}#{self.index} {self.state})"
@@ -142,7 +144,9 @@ class SimContainer:
         self.allocated_ms = now
         self.started_ms = 0
         self.finished_ms = 0
-        self.state = "ALLOCATED"  # ALLOCATED | RUNNING | COMPLETE
+        # ALLOCATED -> RUNNING -> EXITED (process ended, the NM reports it at its next
+        # heartbeat) -> COMPLETE (released by the RM)
+        self.state = "ALLOCATED"
         self.exit = ""
 
     def __repr__(self) -> str:

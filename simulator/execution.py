@@ -55,7 +55,7 @@ class NodeManagers:
         task.phase_idx = 0
         task.waiting_maps = False
         task.since = now
-        task.work_left = task.phases[0].share * task.duration_ms
+        task.work_left = task.phases[0].share * task.run_ms
         node = c.node
         self.running.setdefault(node, {})[c] = None
         self._use(node, task.phases[0].memory_mb, task.phases[0].cpu)
@@ -66,7 +66,6 @@ class NodeManagers:
     def stop(self, c: SimContainer) -> None:
         """Remove a container's use from its node (it ended or was killed)."""
         if c.state != "RUNNING":
-            c.state = "COMPLETE" if c.state != "ALLOCATED" else c.state
             return
         task = c.task
         node = c.node
@@ -82,7 +81,7 @@ class NodeManagers:
     # --- phases ---------------------------------------------------------------------
     def _schedule_phase_end(self, task: SimTask) -> None:
         task.version += 1
-        if task.duration_ms <= 0 and task.phases[0].name == "AM":
+        if task.run_ms <= 0 and task.phases[0].name == "AM":
             return  # the AM runs until its app finishes
         left = max(task.work_left, 0.0)
         rate = task.rate if task.rate > 0 else 1e-9
@@ -110,14 +109,14 @@ class NodeManagers:
         task.phase_idx += 1
         nxt = task.phases[task.phase_idx]
         self._use(node, nxt.memory_mb - ph.memory_mb, nxt.cpu - ph.cpu)
-        task.work_left = nxt.share * task.duration_ms
+        task.work_left = nxt.share * task.run_ms
         task.rate = self._rate(node, task)
         self._schedule_phase_end(task)
         self._rebalance(node)
 
     def _reached_failure(self, task: SimTask) -> bool:
         done_share = sum(p.share for p in task.phases[:task.phase_idx + 1])
-        return done_share * task.duration_ms >= task.fail_at_ms - 0.5
+        return done_share * task.run_ms >= task.fail_at_ms - 0.5
 
     def maps_done(self, tasks: list[SimTask]) -> None:
         """The job's last map finished: reduces waiting after their shuffle go on."""

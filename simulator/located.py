@@ -56,12 +56,26 @@ def _convert(node: yaml.Node) -> Any:
         out = LDict()
         out.line = node.start_mark.line + 1
         out.key_lines = {}
+        for k, v in node.value:  # YAML merge keys (<<: *anchor) first, overridden below
+            if k.tag == "tag:yaml.org,2002:merge":
+                for src in (v.value if isinstance(v, yaml.SequenceNode) else [v]):
+                    base = _convert(src)
+                    if not isinstance(base, LDict):
+                        raise LocatedError("a merge key (<<) needs a mapping",
+                                           k.start_mark.line + 1)
+                    for bk, bv in base.items():
+                        out.setdefault(bk, bv)
+                        out.key_lines.setdefault(bk, k.start_mark.line + 1)
+        explicit: set[str] = set()
         for k, v in node.value:
+            if k.tag == "tag:yaml.org,2002:merge":
+                continue
             key = _scalar(k)
             if not isinstance(key, str):
                 key = str(key)
-            if key in out:
+            if key in explicit:
                 raise LocatedError(f"duplicate key {key!r}", k.start_mark.line + 1)
+            explicit.add(key)
             out[key] = _convert(v)
             out.key_lines[key] = k.start_mark.line + 1
         return out

@@ -265,7 +265,7 @@ class RMCore:
 
     def release(self, c: SimContainer) -> None:
         """Return a container's resources to its node, app and queue."""
-        if c.state == "COMPLETE" and c.id not in c.node.containers:
+        if c.state == "COMPLETE":
             return
         c.state = "COMPLETE"
         node, app = c.node, c.app

@@ -177,13 +177,13 @@ def _usage(c: SimContainer, now: int) -> ContainerUsage | None:
         return None
     t = c.task
     phases = t.phases[:t.phase_idx + 1]
-    if t.kind == AM or t.duration_ms <= 0:
+    if t.kind == AM or t.run_ms <= 0:
         weights = [1.0]
         phases = t.phases[:1]
     else:
         weights = [p.share for p in phases[:-1]]
-        done_now = max(0.0, phases[-1].share * t.duration_ms - max(t.work_left, 0.0))
-        weights.append(done_now / t.duration_ms if t.duration_ms else 0.0)
+        done_now = max(0.0, phases[-1].share * t.run_ms - max(t.work_left, 0.0))
+        weights.append(done_now / t.run_ms if t.run_ms else 0.0)
     wsum = sum(weights) or 1.0
     rate = t.rate if t.phase.cpu > 0 else 1.0
     mem_avg = sum(w * p.memory_mb for w, p in zip(weights, phases, strict=True)) / wsum

@@ -57,7 +57,9 @@ class Stage:
     this tag fails at ``fail_at`` of its run (an ingestion task that cannot
     reach its external source); ``per_node_limit`` > 0: a task that finds that
     many of its job's tasks of this stage already running on its node fails
-    the same way (connection overload, ANACRAC Sec. 1).
+    the same way (connection overload, ANACRAC Sec. 1). A map that does not
+    run where its block is reads it over the network: its time is multiplied
+    by ``rack_local_factor`` or ``off_switch_factor``.
     """
 
     kind: str
@@ -69,6 +71,8 @@ class Stage:
     fail_off_tag: str = ""
     per_node_limit: int = 0
     fail_at: float = 0.3
+    rack_local_factor: float = 1.0
+    off_switch_factor: float = 1.0
 
     @property
     def tasks(self) -> int:

@@ -62,6 +62,8 @@ Format (every field optional unless marked; unknown fields are errors)::
           fail_off_tag: ""
           per_node_limit: 0
           fail_at: 0.3
+          rack_local_factor: 1.0      # a map away from its block runs this much longer
+          off_switch_factor: 1.0
     generate:                         # jobs drawn from classes (e.g. Facebook bins)
       arrival: {process: exponential, mean_s: 14}   # or uniform {min_s, max_s}, fixed {every_s}
       start_s: 0
@@ -96,7 +98,8 @@ from yarn_advisor.simulator.workload_cluster import read_cluster, read_scheduler
 JOB_KEYS = ("id", "name", "submit_s", "after", "iterations", "user", "queue", "priority", "type",
             "tags", "label", "am", "am_use", "slowstart", "maps", "reduces", "iteration_gap_s")
 STAGE_KEYS = ("count", "request", "duration_s", "durations_s", "jitter", "input", "phases",
-              "fail_off_tag", "per_node_limit", "fail_at")
+              "fail_off_tag", "per_node_limit", "fail_at", "rack_local_factor",
+              "off_switch_factor")
 TOP_KEYS = ("name", "seed", "cluster", "scheduler", "defaults", "jobs", "generate", "notes")
 
 
@@ -228,7 +231,9 @@ def _read_stage(f: Fields, key: str, kind: str, rng: random.Random) -> Stage | N
     return Stage(kind=kind, request=request, durations_ms=durations, phases=phases, input=inp,
                  fail_off_tag=s.string("fail_off_tag", ""),
                  per_node_limit=s.integer("per_node_limit", 0, minimum=0),
-                 fail_at=s.number("fail_at", 0.3, minimum=0, maximum=1))
+                 fail_at=s.number("fail_at", 0.3, minimum=0, maximum=1),
+                 rack_local_factor=s.number("rack_local_factor", 1.0, minimum=0),
+                 off_switch_factor=s.number("off_switch_factor", 1.0, minimum=0))
 
 
 def default_phases(kind: str, request: Res) -> tuple[Phase, ...]:
@@ -292,7 +297,9 @@ def _slice(stage: Stage, start: int, n: int) -> Stage:
     return Stage(kind=stage.kind, request=stage.request,
                  durations_ms=stage.durations_ms[start:start + n], phases=stage.phases,
                  input=stage.input, fail_off_tag=stage.fail_off_tag,
-                 per_node_limit=stage.per_node_limit, fail_at=stage.fail_at)
+                 per_node_limit=stage.per_node_limit, fail_at=stage.fail_at,
+                 rack_local_factor=stage.rack_local_factor,
+                 off_switch_factor=stage.off_switch_factor)
 
 
 def _generate(g: Fields, defaults: dict[str, Any], errors: list[str],

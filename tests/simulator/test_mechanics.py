@@ -135,10 +135,12 @@ def test_without_delay_yarn_goes_off_switch_after_one_missed_opportunity() -> No
 @pytest.mark.parametrize(("slowstart", "expected_s"), [(0.5, 25.0), (1.0, 27.0)])
 def test_reduce_slow_start(slowstart: float, expected_s: float) -> None:
     # One node <8192 MB, 8 vcores>, FIFO. Maps 10, 10, 20, 20 s all start at 1000.
-    # One 6 s reduce: shuffle 2 s, reduce 4 s.
-    # slowstart 0.5: ceil(0.5 x 4) = 2 maps done at 11000 -> the reduce is asked and
-    # allocated at the heartbeat at 11000, shuffles 11000..13000, waits for the last
-    # maps (21000), reduces 21000..25000.
+    # One 6 s reduce: shuffle 2 s, reduce 4 s. The AM decides on reduces in its
+    # heartbeat (every 1000 ms from registration at 0); at 11000 the two maps' ends
+    # come first (they were scheduled at 1000), then its heartbeat.
+    # slowstart 0.5: ceil(0.5 x 4) = 2 maps done at 11000 -> asked at the AM's beat at
+    # 11000, allocated at the node's beat at 11000, shuffles 11000..13000, waits for the
+    # last maps (21000), reduces 21000..25000.
     # slowstart 1.0: asked at 21000, runs 21000..27000.
     wl = workload([job("a", maps([10, 10, 20, 20]), reduces([6]), slowstart=slowstart)],
                   mem=8192, vc=8)
@@ -237,3 +239,17 @@ def test_drf_gives_equal_dominant_shares() -> None:
     assert running == {"A": 3, "B": 2}
     assert a.alloc_mem / 18432 == pytest.approx(2 / 3)
     assert b.alloc_vc / 9 == pytest.approx(2 / 3)
+
+
+def test_a_map_only_job_returns_every_container() -> None:
+    # One node <2048 MB>: a (AM + one 5.5 s map) then b at 20 s needs the whole node
+    # again. a: AM 0, map 1000..6500, ends 6500 (map-only: its map's container is
+    # reported at the node's beat at 7000, after the app ended). b: AM at 20000, map
+    # at 21000, ends 26500 -- only if all of a's containers came back.
+    jobs = [job("a", maps([5.5])), job("b", maps([5.5]), submit_s=20)]
+    sim = Simulation(workload(jobs, mem=2048, vc=2,
+                              scheduler=SchedulerSpec(maximum_am_resource_percent=1.0)),
+                     scheduler="capacity")
+    r = sim.run()
+    assert r.job_times["b"]["finish_s"] == 26.5 and not r.stalled
+    assert all(c.app.job.id == "b" for c in sim.nodes[0].containers.values())
