@@ -303,23 +303,22 @@ class MapReduceAM:
         if not self.preempt_reduces_if_needed(app):
             self.schedule_reduces(app)
         unrequested = any(t.state == "NEW" for t in app.reduces)
-        maps_waiting = any(t.state == "PENDING" for t in app.maps)
-        holding = app.running_reduces > 0 or any(t.state == "ASSIGNED" for t in app.reduces)
-        if unrequested or (maps_waiting and holding):
+        sm, _, _, ar = self._counts(app)
+        if unrequested or (sm and ar):
             self.arm_tick(app)
 
     def _counts(self, app: SimApp) -> tuple[int, int, int, int]:
-        sm = am_ = sr = ar = 0
-        for t in app.maps:
-            if t.state == "PENDING":
-                sm += 1
-            elif t.state in ("ASSIGNED", "RUNNING"):
-                am_ += 1
-        for t in app.reduces:
-            if t.state == "PENDING":
-                sr += 1
-            elif t.state in ("ASSIGNED", "RUNNING"):
-                ar += 1
+        """Scheduled (asked) and assigned maps and reduces, as the AM counts them."""
+        asks = app.asks
+        sm = sum(asks[p].count for p in (PRIORITY_MAP, PRIORITY_FAST_FAIL_MAP) if p in asks)
+        sr = asks[PRIORITY_REDUCE].count if PRIORITY_REDUCE in asks else 0
+        am_ = ar = 0
+        for c in app.containers.values():
+            if c.state in ("ALLOCATED", "RUNNING"):
+                if c.task.kind == MAP:
+                    am_ += 1
+                elif not c.is_am:
+                    ar += 1
         return sm, am_, sr, ar
 
     def _reqs(self, app: SimApp) -> tuple[tuple[int, int], tuple[int, int]]:

@@ -5,10 +5,14 @@ heartbeats on its own grid ``phase_i + k * interval`` (YARN's NMs do not beat
 together), but only while a beat can change something: it has finished
 containers to report, a reservation to fulfil, or room for the minimum
 allocation while some app has a pending ask. A node that beats with nothing to
-do goes idle; the next new ask re-arms the idle nodes on their own grid. This
-is exact for the scheduler: YARN's CapacityScheduler ignores a heartbeat from a
-node without room for the minimum allocation before any queue or app sees it,
-so no scheduling opportunity is lost or invented.
+do goes idle (if it has room) or is parked (if full: its next completion wakes
+it). A new ask starts a *sweep*: the idle nodes beat one after another on
+their own grid times, each then keeping its own chain while it has work; the
+sweep stops as soon as no ask is left, so a one-container ask on a 600-node
+cluster costs one beat, not 600. This is exact for the scheduler: a beat
+that would find no ask changes nothing, and YARN's CapacityScheduler ignores a
+heartbeat from a node without room for the minimum allocation before any
+queue or app sees it, so no scheduling opportunity is lost or invented.
 
 Finished containers are released when their node next heartbeats (the NM
 reports completions in its heartbeat); containers the RM itself kills (app
@@ -17,6 +21,7 @@ kill, over-commit timeout) are released at once, as ``RMContainerImpl`` does.
 
 from __future__ import annotations
 
+import bisect
 from typing import Protocol
 
 from yarn_advisor.simulator.apps import (
@@ -65,7 +70,11 @@ class RMCore:
         self.apps: dict[str, SimApp] = {}
         self.pending_total = 0
         self.container_seq = 0
-        self.idle: dict[SimNode, None] = dict.fromkeys(nodes)
+        self.idle: dict[SimNode, None] = {}
+        self._idle_order: list[tuple[int, int]] = []  # (heartbeat phase, node index)
+        self._sweep_armed = False
+        for n in nodes:
+            self._idle_add(n)
         self.last_beat: dict[SimNode, int] = {}
         self.listener: Listener | None = None
         # QueueMetrics Aggregate*ContainersAllocated per queue path:
@@ -100,8 +109,14 @@ class RMCore:
         self._totals = None
         self._running = None
         for n in self.nodes:
-            if not n.hb_armed and self._wants_beat(n):
+            if n.hb_armed:
+                continue
+            if self._wants_beat(n):
                 self.arm(n)
+            elif self._has_room(n):
+                self._idle_add(n)
+            else:
+                self._idle_remove(n)
 
     @property
     def running_nodes(self) -> int:
@@ -133,10 +148,8 @@ class RMCore:
         task.requested_ms = self.events.now
         app.pending_total += 1
         self.pending_total += 1
-        if self.idle:
-            for node in list(self.idle):
-                self.arm(node)
-            self.idle.clear()
+        if self.idle and not self._sweep_armed:
+            self._schedule_sweep(None)
 
     def remove_ask(self, app: SimApp, task: SimTask) -> bool:
         for ask in app.asks.values():
@@ -159,12 +172,60 @@ class RMCore:
         app.asks.clear()
 
     # --- heartbeats -------------------------------------------------------------
+    def _idle_add(self, node: SimNode) -> None:
+        if node not in self.idle:
+            self.idle[node] = None
+            bisect.insort(self._idle_order, (node.hb_phase, node.index))
+
+    def _idle_remove(self, node: SimNode) -> None:
+        if node in self.idle:
+            del self.idle[node]
+            i = bisect.bisect_left(self._idle_order, (node.hb_phase, node.index))
+            del self._idle_order[i]
+
+    def _schedule_sweep(self, after: tuple[int, int] | None) -> None:
+        """The next idle node on the heartbeat grid beats, while asks remain
+        (``after``: the key of the node just swept, to go on past it)."""
+        order = self._idle_order
+        if self._sweep_armed or not order or self.pending_total <= 0:
+            return
+        now = self.events.now
+        hb = self.heartbeat_ms
+        i = bisect.bisect_left(order, (now % hb, -1)) if after is None else \
+            bisect.bisect_right(order, after)
+        fallback: tuple[int, SimNode] | None = None
+        for step in range(len(order)):
+            phase, index = order[(i + step) % len(order)]
+            node = self.nodes[index]
+            same_ms = after is not None and phase == after[0] and i + step < len(order)
+            t = now if same_ms else next_aligned(now if after is None else now + 1, phase, hb)
+            if self.last_beat.get(node) != t:
+                fallback = (t, node)
+                break
+            if fallback is None:  # it beat this very ms: its next grid time, unless
+                fallback = (next_aligned(t + 1, phase, hb), node)  # another comes first
+        if fallback is not None:
+            self._sweep_armed = True
+            self.events.at(fallback[0], self._sweep, fallback[1])
+
+    def _sweep(self, node: SimNode) -> None:
+        self._sweep_armed = False
+        if node in self.idle and not node.hb_armed:
+            self._idle_remove(node)
+            node.hb_armed = True
+            self._heartbeat(node)
+        self._schedule_sweep((node.hb_phase, node.index))
+
+    def _has_room(self, node: SimNode) -> bool:
+        return node.state == "RUNNING" and self.calc.fits(
+            self.minimum.memory_mb, self.minimum.vcores, node.free_mem, node.free_vc)
+
     def arm(self, node: SimNode) -> None:
         """Make sure ``node`` heartbeats at its next grid time."""
         if node.hb_armed:
             return
         node.hb_armed = True
-        self.idle.pop(node, None)
+        self._idle_remove(node)
         now = self.events.now
         if self.last_beat.get(node) == now:
             now += 1
@@ -173,13 +234,11 @@ class RMCore:
     def _wants_beat(self, node: SimNode) -> bool:
         if node.completed or node.reserved is not None:
             return True
-        if self.pending_total <= 0 or node.state != "RUNNING":
-            return False
-        return self.calc.fits(self.minimum.memory_mb, self.minimum.vcores, node.free_mem,
-                              node.free_vc)
+        return self.pending_total > 0 and self._has_room(node)
 
     def _heartbeat(self, node: SimNode) -> None:
-        node.hb_armed = False
+        # hb_armed stays True while the beat runs: releases and asks made now are
+        # served by this beat or the next one of the same chain, never a second chain
         self.last_beat[node] = self.events.now
         if node.completed:
             done = node.completed
@@ -191,10 +250,11 @@ class RMCore:
                 self.pending_total > 0 or node.reserved is not None):
             self.scheduler.node_update(node)
         if self._wants_beat(node):
-            node.hb_armed = True
             self.events.at(self.events.now + self.heartbeat_ms, self._heartbeat, node)
         else:
-            self.idle[node] = None
+            node.hb_armed = False
+            if self._has_room(node):
+                self._idle_add(node)
 
     def report_completed(self, container: SimContainer) -> None:
         """The container exited on its node; the RM learns at the next heartbeat."""
@@ -285,8 +345,11 @@ class RMCore:
         c.finished_ms = c.finished_ms or self.events.now
         if self.listener is not None:
             self.listener.container_released(c)
-        if node.state == "RUNNING" and not node.hb_armed and self._wants_beat(node):
-            self.arm(node)
+        if node.state == "RUNNING" and not node.hb_armed:
+            if self._wants_beat(node):
+                self.arm(node)
+            elif self._has_room(node):
+                self._idle_add(node)
 
     def relabel(self, node: SimNode, label: str) -> None:
         """``replace-labels``: the node moves partition with its containers."""

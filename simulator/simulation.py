@@ -238,13 +238,13 @@ class Simulation:
     def _app_finished(self, app: SimApp) -> None:
         self.unfinished -= 1
         for nxt in self.successors.get(app.job.id, []):
-            if app.state == "FINISHED":
+            if app.state == "FINISHED" or not nxt.after_success:
                 self.events.at(self.events.now + nxt.submit_ms, self._submit, nxt)
             else:
                 self._skip(nxt, app.finish_ms)
 
     def _skip(self, job: Job, at: int) -> None:
-        """A chained job whose predecessor failed is never submitted."""
+        """An iteration whose predecessor failed is never submitted."""
         self.unfinished -= 1
         for nxt in self.successors.get(job.id, []):
             self._skip(nxt, at)

@@ -84,8 +84,9 @@ class Job:
     """One application: an AM container, then its map and reduce stages.
 
     ``slowstart`` is ``mapreduce.job.reduce.slowstart.completedmaps``.
-    ``after`` names the job whose finish submits this one (an iteration
-    chain); its ``submit_ms`` is then a delay after that finish. Jobs with
+    ``after`` names the job whose end submits this one (a sequence; with
+    ``after_success`` only if it finished, as an iteration chain); its
+    ``submit_ms`` is then a delay after that end. Jobs with
     ``iterations`` > 1 are expanded by the loader into such a chain, tagged
     ``iteration:K/N`` as the advisor reads it.
     """
@@ -104,6 +105,7 @@ class Job:
     am_use: Phase = Phase("AM", 1.0, 512, 0.1)
     slowstart: float = 0.05
     after: str = ""
+    after_success: bool = False  # iterations: a failed one ends the chain
     node_label: str = ""
     line: int = 0  # where the job was defined in its source (0: unknown)
 

@@ -41,7 +41,7 @@ Format (every field optional unless marked; unknown fields are errors)::
       - id: wc1                       # required, unique
         name: wordcount
         submit_s: 0                   # after `after` finishes, if given
-        after: ""                     # the job whose finish submits this one
+        after: ""                     # the job whose end (finished or not) submits this one
         iterations: 1                 # >1: a chain of N apps, tasks split evenly
         user: user
         queue: default
@@ -289,7 +289,7 @@ def _iterate(job: Job, n: int, gap_ms: int) -> list[Job]:
             app_type=job.app_type, tags=(*job.tags, f"iteration:{k + 1}/{n}"), am=job.am,
             am_use=job.am_use, slowstart=job.slowstart,
             after=job.after if k == 0 else f"{job.id}#{k}", node_label=job.node_label,
-            line=job.line))
+            after_success=k > 0 or job.after_success, line=job.line))
     return out
 
 
