@@ -26,14 +26,13 @@
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from yarn_advisor.simulator import am_reduces
 from yarn_advisor.simulator.apps import (
     PRIORITY_FAST_FAIL_MAP,
     PRIORITY_MAP,
-    PRIORITY_REDUCE,
     SimApp,
     SimContainer,
     SimTask,
@@ -46,26 +45,8 @@ if TYPE_CHECKING:
     from yarn_advisor.simulator.metrics import Metrics
     from yarn_advisor.simulator.rm import RMCore
 
-MAX_REDUCE_RAMPUP = 0.5
-MAX_REDUCE_PREEMPTION = 0.5
-UNCONDITIONAL_PREEMPT_MS = 300_000
 MAX_TASK_FAILURES = 4
 AM_MAX_ATTEMPTS = 2
-
-
-def _containers(avail: tuple[float, float], req: tuple[int, int], cpu: bool) -> int:
-    """``ResourceCalculatorUtils.computeAvailableContainers`` (truncating, may be < 0)."""
-    n = int(avail[0] / req[0]) if req[0] else 1 << 30
-    if cpu and req[1]:
-        n = min(n, int(avail[1] / req[1]))
-    return n
-
-
-def _ceil_containers(need: tuple[float, float], req: tuple[int, int], cpu: bool) -> int:
-    n = math.ceil(need[0] / req[0]) if req[0] else 0
-    if cpu and req[1]:
-        n = max(n, math.ceil(need[1] / req[1]))
-    return n
 
 
 class MapReduceAM:
@@ -308,108 +289,13 @@ class MapReduceAM:
             self.arm_tick(app)
 
     def _counts(self, app: SimApp) -> tuple[int, int, int, int]:
-        """Scheduled (asked) and assigned maps and reduces, as the AM counts them."""
-        asks = app.asks
-        sm = sum(asks[p].count for p in (PRIORITY_MAP, PRIORITY_FAST_FAIL_MAP) if p in asks)
-        sr = asks[PRIORITY_REDUCE].count if PRIORITY_REDUCE in asks else 0
-        am_ = ar = 0
-        for c in app.containers.values():
-            if c.state in ("ALLOCATED", "RUNNING"):
-                if c.task.kind == MAP:
-                    am_ += 1
-                elif not c.is_am:
-                    ar += 1
-        return sm, am_, sr, ar
-
-    def _reqs(self, app: SimApp) -> tuple[tuple[int, int], tuple[int, int]]:
-        m, r = app.job.maps, app.job.reduces
-        mreq = (m.request.memory_mb, m.request.vcores) if m else (0, 0)
-        rreq = (r.request.memory_mb, r.request.vcores) if r else (0, 0)
-        return mreq, rreq
+        return am_reduces.counts(app)
 
     def schedule_reduces(self, app: SimApp) -> None:
-        """``RMContainerAllocator.scheduleReduces``."""
-        if app.state != "RUNNING" or app.job.reduces is None:
-            return
-        unrequested = [t for t in app.reduces if t.state == "NEW"]
-        if not unrequested:
-            return
-        total = len(app.maps)
-        if not app.reduce_started:
-            if app.maps_completed < math.ceil(app.job.slowstart * total):
-                return
-            app.reduce_started = True
-        sm, am_, sr, ar = self._counts(app)
-        if sm == 0:
-            for t in unrequested:
-                self._ask_reduce(app, t)
-            return
-        mreq, rreq = self._reqs(app)
-        cpu = self.cpu_types
-        pct = app.maps_completed / total if total else 1.0
-        hm, hv = self.rm.scheduler.headroom(app)
-        limit = (hm + mreq[0] * am_ + rreq[0] * ar, hv + mreq[1] * am_ + rreq[1] * ar)
-        f = min(pct, MAX_REDUCE_RAMPUP)
-        ideal_red = (limit[0] * f, limit[1] * f)
-        ideal_map = (limit[0] - ideal_red[0], limit[1] - ideal_red[1])
-        net_map = (mreq[0] * (sm + am_), mreq[1] * (sm + am_))
-        net_red = (rreq[0] * (sr + ar), rreq[1] * (sr + ar))
-        if _containers(ideal_map, mreq, cpu) >= sm + am_:
-            final_red = (ideal_red[0] + ideal_map[0] - net_map[0],
-                         ideal_red[1] + ideal_map[1] - net_map[1])
-        else:
-            final_red = ideal_red
-        ramp = _containers((final_red[0] - net_red[0], final_red[1] - net_red[1]), rreq, cpu)
-        if ramp > 0:
-            for t in unrequested[:ramp]:
-                self._ask_reduce(app, t)
-        elif ramp < 0:
-            self._ramp_down(app, min(-ramp, sr))
-
-    def _ask_reduce(self, app: SimApp, task: SimTask) -> None:
-        stage = app.job.reduces
-        assert stage is not None
-        self.rm.add_ask(app, PRIORITY_REDUCE, stage.request.memory_mb, stage.request.vcores,
-                        task)
-
-    def _ramp_down(self, app: SimApp, n: int) -> None:
-        pending = [t for t in app.reduces if t.state == "PENDING"]
-        for t in pending[len(pending) - n:] if n > 0 else []:
-            self.rm.remove_ask(app, t)
-            t.state = "NEW"
+        am_reduces.schedule_reduces(self, app)
 
     def preempt_reduces_if_needed(self, app: SimApp) -> bool:
-        """``RMContainerAllocator.preemptReducesIfNeeded``; True if it preempted."""
-        if app.job.reduces is None or app.job.maps is None:
-            return False
-        sm, am_, sr, ar = self._counts(app)
-        if am_ > 0 or sm <= 0:
-            return False
-        now = self.events.now
-        waiting = [t for t in app.maps if t.state == "PENDING"]
-        hanging = sum(1 for t in waiting if now - t.requested_ms > UNCONDITIONAL_PREEMPT_MS)
-        mreq, rreq = self._reqs(app)
-        cpu = self.cpu_types
-        if not hanging:
-            hm, hv = self.rm.scheduler.headroom(app)
-            avail = (hm - rreq[0] * sr, hv - rreq[1] * sr)
-            if _containers(avail, mreq, cpu) > 0:
-                return False
-            hanging = len(waiting)
-        self._ramp_down(app, sr)
-        hm, hv = self.rm.scheduler.headroom(app)
-        limit = (hm + rreq[0] * ar, hv + rreq[1] * ar)
-        one = _ceil_containers(mreq, rreq, cpu)
-        by_limit = _ceil_containers((limit[0] * MAX_REDUCE_PREEMPTION,
-                                     limit[1] * MAX_REDUCE_PREEMPTION), rreq, cpu)
-        all_maps = _ceil_containers((mreq[0] * hanging, mreq[1] * hanging), rreq, cpu)
-        to_preempt = min(max(one, by_limit), all_maps)
-        running = sorted((t for t in app.reduces if t.state in ("ASSIGNED", "RUNNING")),
-                         key=lambda t: t.progress)
-        for t in running[:to_preempt]:
-            if t.container is not None:
-                self.container_killed(t.container, "PREEMPTED_BY_AM", by_rm=True)
-        return True
+        return am_reduces.preempt_reduces_if_needed(self, app)
 
 
 def _truncate(phases: tuple[Phase, ...], at: float) -> tuple[Phase, ...]:

@@ -61,7 +61,7 @@ class Simulation:
         # FairScheduler: containers must fit in memory and vcores (Resources.fitsIn)
         dominant = {"fifoScheduler": False, "fairScheduler": True}.get(
             self.scheduler.type_name, spec.resource_calculator == "dominant")
-        self.rm = RMCore(self.events, self.nodes, self.scheduler, Calculator(dominant),
+        self.rm: RMCore = RMCore(self.events, self.nodes, self.scheduler, Calculator(dominant),
                          workload.cluster.minimum_allocation, workload.cluster.maximum_allocation,
                          timing.nm_heartbeat, spec.max_application_priority,
                          workload.cluster.labels, cluster_ts)
