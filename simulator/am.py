@@ -106,9 +106,9 @@ class MapReduceAM:
     def _ask_map(self, app: SimApp, task: SimTask, priority: int) -> None:
         stage = app.job.maps
         assert stage is not None
-        if priority != PRIORITY_MAP:
-            task.hosts, task.racks = (), ()
-        self.rm.add_ask(app, priority, stage.request.memory_mb, stage.request.vcores, task)
+        # a rerun (fast-fail priority) asks on * only, as the MR AM does
+        self.rm.add_ask(app, priority, stage.request.memory_mb, stage.request.vcores, task,
+                        locality=priority == PRIORITY_MAP)
         app.maps_pending_since.setdefault(task, self.events.now)
 
     def _launch(self, c: SimContainer) -> None:

@@ -174,8 +174,10 @@ class Ask:
         """Distinct resource names with a pending ask (hosts, racks and ``*``)."""
         return len(self.by_host) + len(self.by_rack) + (1 if self.any else 0)
 
-    def add(self, task: SimTask) -> None:
+    def add(self, task: SimTask, locality: bool = True) -> None:
         self.any[task] = None
+        if not locality:
+            return
         for h in task.hosts:
             self.by_host.setdefault(h, {})[task] = None
         for r in task.racks:

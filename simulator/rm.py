@@ -140,10 +140,13 @@ class RMCore:
             vc = -(-max(vc, mn.vcores) // mn.vcores) * mn.vcores
         return mem, min(vc, mx.vcores)
 
-    def add_ask(self, app: SimApp, priority: int, mem: int, vc: int, task: SimTask) -> None:
+    def add_ask(self, app: SimApp, priority: int, mem: int, vc: int, task: SimTask,
+                locality: bool = True) -> None:
+        """Ask for a container for ``task`` (on its hosts and racks too, unless
+        ``locality`` is False: then on ``*`` only)."""
         mem, vc = self.normalize(mem, vc)
         ask = app.ask_for(priority, mem, vc)
-        ask.add(task)
+        ask.add(task, locality)
         task.state = "PENDING"
         task.requested_ms = self.events.now
         app.pending_total += 1
