@@ -319,8 +319,14 @@ def journal_path(cfg: AdvisorConfig) -> Path:
 def build_actuator(cfg: AdvisorConfig, writer: Writer | None = None,
                    snapshot_clock: bool = False) -> Actuator:
     """The actuator ``cfg`` describes; without a ``writer`` it can only dry-run."""
-    return Actuator(cfg.actuator, Journal(journal_path(cfg)), writer, cfg.dry_run,
+    return Actuator(cfg.actuator, open_journal(cfg), writer, cfg.dry_run,
                     policy_dry_run(cfg), snapshot_clock=snapshot_clock)
+
+
+def open_journal(cfg: AdvisorConfig) -> Journal:
+    """The journal ``cfg`` describes (its path and rotation)."""
+    a = cfg.actuator
+    return Journal(journal_path(cfg), int(a.journal_max_mb * (1 << 20)), a.journal_keep)
 
 
 def policy_dry_run(cfg: AdvisorConfig) -> dict[str, bool | None]:

@@ -152,14 +152,38 @@ class Action:
 
 @dataclass
 class Journal:
-    """An append-only, fsync'd JSON-lines file."""
+    """An append-only, fsync'd JSON-lines file, rotated by size.
+
+    When the live file passes ``max_bytes`` it becomes ``<path>.1`` (``.1`` becomes
+    ``.2`` ...; ``keep`` rotated files are kept, the oldest is dropped), so a
+    daemon in dry-run for months keeps a bounded journal. :meth:`entries` and
+    :meth:`actions` (what rollback reads) read the rotated files too, oldest first.
+    """
 
     path: Path
+    max_bytes: int = 64 << 20
+    keep: int = 4
     unreadable: int = 0  # lines that could not be read back (torn or garbled)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
+
+    def segments(self) -> list[Path]:
+        """The rotated files, oldest first, then the live file (those that exist)."""
+        rotated = [self.path.with_name(f"{self.path.name}.{i}") for i in range(self.keep, 0, -1)]
+        return [p for p in (*rotated, self.path) if p.exists()]
+
+    def _rotate_if_full(self) -> None:
+        try:
+            if self.path.stat().st_size < self.max_bytes:
+                return
+        except FileNotFoundError:
+            return
+        for i in range(self.keep, 0, -1):
+            src = self.path.with_name(f"{self.path.name}.{i - 1}") if i > 1 else self.path
+            if src.exists():
+                os.replace(src, self.path.with_name(f"{self.path.name}.{i}"))
 
     def append(self, entry: Entry) -> Entry:
         """Write one entry (``ts`` set now when it has none) and fsync it."""
@@ -167,6 +191,7 @@ class Journal:
             entry = replace(entry, ts=time.time())
         line = (json.dumps(entry.to_json(), sort_keys=True, default=str) + "\n").encode()
         with self._lock:
+            self._rotate_if_full()
             created = not self.path.exists()
             if created:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -183,16 +208,22 @@ class Journal:
         return entry
 
     def read(self, offset: int = 0) -> tuple[list[Entry], int]:
-        """Entries from byte ``offset`` on, and the offset after the last whole line.
+        """Entries of the live file from byte ``offset`` on, and the offset after the
+        last whole line (a file shorter than ``offset`` was rotated: read from 0).
 
         An unterminated tail may still be being written, so it is left for the
         next read; a line that does not parse is counted in ``unreadable``."""
+        return self._read(self.path, offset)
+
+    def _read(self, path: Path, offset: int) -> tuple[list[Entry], int]:
         try:
-            with open(self.path, "rb") as fh:
+            with open(path, "rb") as fh:
+                if os.fstat(fh.fileno()).st_size < offset:
+                    offset = 0
                 fh.seek(offset)
                 data = fh.read()
         except FileNotFoundError:
-            return [], offset
+            return [], 0
         end = data.rfind(b"\n") + 1
         out: list[Entry] = []
         for raw in data[:end].splitlines():
@@ -206,8 +237,8 @@ class Journal:
         return out, offset + end
 
     def entries(self) -> list[Entry]:
-        """Every readable entry, from the start."""
-        return self.read()[0]
+        """Every readable entry of every segment, oldest first."""
+        return [e for path in self.segments() for e in self._read(path, 0)[0]]
 
     def actions(self) -> list[Action]:
         """Every action that has an ``intent`` or a ``result``, in journal order."""

@@ -158,6 +158,8 @@ class ActuatorSettings(ConfigModel):
     """The one writer's guardrails (enforce itself: top-level and per-policy ``dry_run``)."""
 
     journal_path: str | None = None
+    journal_max_mb: float = Field(64.0, gt=0)
+    journal_keep: int = Field(4, ge=1)
     kill_switch: bool = False
     kill_switch_file: str | None = None
     allow_kill_like: bool = False
