@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.connectors.errors import ConnectorError, UnavailableError
 from yarn_advisor.connectors.http import HttpClient, RetryPolicy
 
