@@ -131,7 +131,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
               "(only 'baseline' is wired)", file=sys.stderr)
         return 2
     if args.config is not None:
-        from yarn_advisor.config.schema import ConfigError, load
+        from yarn_advisor.config.base import ConfigError
+        from yarn_advisor.config.schema import load
         try:
             load(args.config)
         except ConfigError as exc:

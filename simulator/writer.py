@@ -46,6 +46,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError
 from yarn_advisor.connectors.rm_write import (
     SIGNALS,
@@ -78,7 +79,7 @@ class SimWriter:
         if self.sim.rm.standby:
             raise StandbyError(f"{RM_URL}: the simulated RM is standby")
 
-    def read(self, kind: str, target: str, value: Any = None) -> Any:
+    def read(self, kind: Kind | str, target: str, value: Any = None) -> Any:
         """The target's current value in the lever's shape (never writes)."""
         self.ensure_active()
         reader = _READS.get(kind)
@@ -86,9 +87,10 @@ class SimWriter:
             raise ValueError(f"no RM lever for kind {kind!r}")
         return reader(self, target, value)
 
-    def apply(self, kind: str, target: str, value: Any,
+    def apply(self, kind: Kind | str, target: str, value: Any,
               before_send: Callable[[Any], None] = lambda previous: None) -> WriteOutcome:
         """Read, and unless already there: ``before_send``, one change, read back."""
+        kind = Kind(kind)
         lv = lever(kind)
         previous = self.read(kind, target, value)
         if lv.same(previous, value):

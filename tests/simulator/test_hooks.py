@@ -12,13 +12,15 @@ from typing import Any
 
 import pytest
 from _simbuild import job, maps, workload
-from yarn_advisor.advisor.journal import Journal, Writer, journaled_write
+
+from yarn_advisor.advisor.journal import Entry, Journal, Phase, Writer, journaled_write
 from yarn_advisor.advisor.policies import POLICIES
-from yarn_advisor.advisor.recommendation import thaw
+from yarn_advisor.advisor.recommendation import Kind, thaw
 from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError
 from yarn_advisor.simulator.simulation import CLUSTER_TS, Simulation
 from yarn_advisor.simulator.snapshot import snapshot
-from yarn_advisor.simulator.spec import MAP, Phase, QueueSpec, Res, SchedulerSpec
+from yarn_advisor.simulator.spec import MAP, QueueSpec, Res, SchedulerSpec
+from yarn_advisor.simulator.spec import Phase as TaskPhase
 from yarn_advisor.simulator.writer import SimWriter
 
 NLD = "yarn.scheduler.capacity.node-locality-delay"
@@ -26,10 +28,12 @@ NLD = "yarn.scheduler.capacity.node-locality-delay"
 
 def _write(writer: Writer, tmp_path: Path, kind: str, target: str,
            value: Any) -> tuple[str, dict[str, Any]]:
+    """One lever call through the actuator's journaled_write: (outcome, result entry)."""
     journal = Journal(tmp_path / "journal.jsonl")
-    base = {"id": f"{kind}-{target}", "kind": kind, "target": target, "value": value,
-            "policy": "test"}
-    return journaled_write(writer, journal, base)
+    base = Entry(id=f"{kind}-{target}", phase=Phase.INTENT, kind=Kind(kind), target=target,
+                 policy="test", value=value)
+    result = journaled_write(writer, journal, base).to_json()
+    return str(result["outcome"]), result
 
 
 def _two_apps(sched: SchedulerSpec | None = None, **kw: Any) -> Simulation:
@@ -90,7 +94,7 @@ def test_every_policy_advises_on_a_simulated_snapshot() -> None:
     sim.run(until_ms=3500)
     snap = snapshot(sim)
     for name, policy in POLICIES.items():
-        result = policy.advise(snap, None, policy.Params())
+        result = policy.advise(snap, policy.State(), policy.Params())
         assert isinstance(result.recommendations, tuple), name
 
 
@@ -281,7 +285,7 @@ def test_policies_recommendations_go_through_the_writer(tmp_path: Path) -> None:
     sim.run(until_ms=3500)
     snap = snapshot(sim)
     mm = POLICIES["matchmaking"]
-    recs = mm.advise(snap, None, mm.Params()).recommendations
+    recs = mm.advise(snap, mm.State(), mm.Params()).recommendations
     rec = next(r for r in recs if r.kind.value == "update_scheduler_conf")
     out, result = _write(SimWriter(sim), tmp_path, rec.kind.value, rec.target, thaw(rec.value))
     assert out == "applied"
@@ -292,7 +296,7 @@ def test_policies_recommendations_go_through_the_writer(tmp_path: Path) -> None:
 def test_phase_use_reaches_the_snapshot() -> None:
     # One map: 4 s shuffle-like phase at 0.5 core then 6 s at 2 cores; at 6000 (started
     # 1000, 5 s in) the average is (4 x 0.5 + 1 x 2) / 5 = 0.8 core = 80 %.
-    phases = (Phase("MAP", 0.4, 512, 0.5), Phase("SORT", 0.6, 1024, 2.0))
+    phases = (TaskPhase("MAP", 0.4, 512, 0.5), TaskPhase("SORT", 0.6, 1024, 2.0))
     sim = Simulation(workload([job("a", maps([10], phases=phases))]), scheduler="fifo")
     sim.run(until_ms=6000)
     snap = snapshot(sim)

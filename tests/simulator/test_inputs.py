@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.simulator.cli import main
 from yarn_advisor.simulator.fields import WorkloadError
 from yarn_advisor.simulator.readers.rumen import read_rumen

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import pytest
 from _simbuild import job, maps, reduces, workload
+
 from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.spec import (
     MAP,

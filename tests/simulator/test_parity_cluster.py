@@ -22,6 +22,7 @@ import urllib.request
 from typing import Any
 
 import pytest
+
 from yarn_advisor.simulator.schedulers.capacity_conf import parse
 from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.spec import (

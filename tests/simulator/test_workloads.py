@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.workload import load_workload
 
