@@ -7,8 +7,10 @@ With ``--json`` it prints one JSON object per line, one per mode, each with
 ``mode``, ``makespan_s``, ``mean_jct_s``, ``p95_jct_s``, ``utilization``
 (memory, vcores: allocated share of the schedulable resource),
 ``used_utilization``, ``locality_rate``, ``kills`` and ``wasted_container_s``.
-Modes: ``baseline`` (the scheduler alone); ``sidecar`` (the advisor beside it)
-and ``in-rm`` (the papers' algorithms as the scheduler) are not wired yet.
+Modes: ``baseline`` (the scheduler alone); ``sidecar`` (the advisor's own
+daemon beside it, in enforce mode, configured by ``--config``; its line adds
+``advisor``: cycles and actions by policy, kind and outcome); ``in-rm`` (the
+papers' algorithms as the scheduler) is not wired yet.
 Exit status: 0; 1 when a run stalled (jobs left that could never run);
 2 for bad input (every problem is printed with its file and line or job).
 """
@@ -22,6 +24,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.config.base import ConfigError
 from yarn_advisor.simulator.fields import WorkloadError
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.progress import ProgressBar
@@ -30,13 +34,14 @@ from yarn_advisor.simulator.readers.rumen import read_rumen
 from yarn_advisor.simulator.readers.sls import read_sls
 from yarn_advisor.simulator.readers.swim import read_swim
 from yarn_advisor.simulator.schedulers import SCHEDULERS
+from yarn_advisor.simulator.sidecar import AdvisorTally, run_sidecar
 from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.spec import NodeGroup, Workload
 from yarn_advisor.simulator.timeline import TimelineError, write_timeline
 from yarn_advisor.simulator.workload import load_workload
 
 MODES = ("baseline", "sidecar", "in-rm")
-NOT_YET = frozenset({"sidecar", "in-rm"})
+NOT_YET = frozenset({"in-rm"})
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
@@ -130,11 +135,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         print(f"yarn-advisor simulate: mode {args.mode!r} is not available yet "
               "(only 'baseline' is wired)", file=sys.stderr)
         return 2
+    cfg = None
     if args.config is not None:
-        from yarn_advisor.config.base import ConfigError
-        from yarn_advisor.config.schema import load
         try:
-            load(args.config)
+            cfg = load_config(args.config)
         except ConfigError as exc:
             print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
             return 2
@@ -146,23 +150,41 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(f"  {msg}", file=sys.stderr)
         return 2
     show = sys.stderr.isatty() if args.progress is None else args.progress
-    report, sim = run_baseline(wl, args.scheduler, show)
-    if args.json:
-        print(json.dumps(report.to_json(with_jobs=args.jobs), sort_keys=True))
-    else:
-        print(_human(report))
+    modes = ["baseline", "sidecar"] if args.mode == "all" else [args.mode]
+    runs: list[tuple[Report, Simulation]] = []
+    for mode in modes:
+        if mode == "baseline":
+            report, sim = run_baseline(wl, args.scheduler, show)
+            extra: dict[str, Any] = {}
+        else:
+            bar = ProgressBar(f"simulate {wl.name} sidecar") if show else None
+            report, tally, sim = run_sidecar(wl, args.scheduler, cfg, progress=bar)
+            if bar is not None:
+                bar.close()
+            extra = {"advisor": tally.to_json()}
+        runs.append((report, sim))
+        if args.json:
+            print(json.dumps({**report.to_json(with_jobs=args.jobs), **extra}, sort_keys=True),
+                  flush=True)
+        else:
+            print(_human(report) + ("" if not extra else "\n" + _human_tally(tally)),
+                  flush=True)
     if args.mode == "all":
-        print("yarn-advisor simulate: modes 'sidecar' and 'in-rm' are not available yet",
-              file=sys.stderr)
+        print("yarn-advisor simulate: mode 'in-rm' is not available yet", file=sys.stderr)
     if args.png is not None:
-        total = sum(n.total_mem for n in sim.nodes)
         try:
-            write_timeline([(f"{wl.name}: {report.scheduler} ({report.mode})",
-                             sim.metrics.samples, total)], args.png, wl.name)
+            write_timeline([(f"{wl.name}: {r.scheduler} ({r.mode})", s.metrics.samples,
+                             sum(n.total_mem for n in s.nodes)) for r, s in runs],
+                           args.png, wl.name)
         except TimelineError as exc:
             print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
             return 2
-    return 1 if report.stalled else 0
+    return 1 if any(r.stalled for r, _ in runs) else 0
+
+
+def _human_tally(t: AdvisorTally) -> str:
+    done = ", ".join(f"{k} {n}" for k, n in sorted(t.actions.items())) or "none"
+    return f"  advisor: {t.cycles} cycles ({t.skipped} skipped); actions: {done}"
 
 
 def _human(r: Report) -> str:

@@ -108,16 +108,18 @@ def test_the_cli_json_line_and_png(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["simulate", "--workload", str(good), "--json", "--mode", "all",
                  "--scheduler", "fair", "--png", str(png)]) == 0
     out, err = capsys.readouterr()
-    (line,) = out.splitlines()
-    report = json.loads(line)
-    for key in ("mode", "makespan_s", "mean_jct_s", "p95_jct_s", "utilization",
-                "locality_rate", "kills", "wasted_container_s"):
-        assert key in report
-    assert report["mode"] == "baseline" and report["scheduler"] == "fairScheduler"
-    assert set(report["utilization"]) == {"memory", "vcores"}
-    assert "not available yet" in err
+    base, side = (json.loads(line) for line in out.splitlines())
+    for report in (base, side):
+        for key in ("mode", "makespan_s", "mean_jct_s", "p95_jct_s", "utilization",
+                    "locality_rate", "kills", "wasted_container_s"):
+            assert key in report
+        assert report["scheduler"] == "fairScheduler"
+        assert set(report["utilization"]) == {"memory", "vcores"}
+    assert (base["mode"], side["mode"]) == ("baseline", "sidecar")
+    assert "advisor" not in base and side["advisor"]["cycles"] > 0
+    assert "'in-rm' is not available yet" in err
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert main(["simulate", "--workload", str(good), "--mode", "sidecar"]) == 2
+    assert main(["simulate", "--workload", str(good), "--mode", "in-rm"]) == 2
 
 
 # --- SWIM ---------------------------------------------------------------------------
