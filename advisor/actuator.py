@@ -8,7 +8,8 @@ first that fires blocks it (journaled ``blocked`` with that reason):
 
 kill switch (config, file, SIGUSR1) -> stale snapshot -> RM not active in the
 snapshot -> writes not allowed now (``may_write``: e.g. not the HA leader)
--> kill-like not allowed -> scope (queue/app/node allow- and denylists) ->
+-> lever unavailable on this RM (``levers.unavailable``: e.g. priorities
+capped at 0) -> kill-like not allowed -> scope (queue/app/node allow- and denylists) ->
 hold after a rollback -> cooldown -> max actions per target (in a window) ->
 max actions per cycle -> minimum change size.
 
@@ -27,6 +28,7 @@ reason are kept in ``totals`` and ``blocked`` for the metrics.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import signal
 import time
@@ -38,12 +40,14 @@ from types import FrameType
 from typing import Any
 
 from yarn_advisor.advisor.journal import Entry, Journal, Phase, Writer, journaled_write, new_id
+from yarn_advisor.advisor.levers import unavailable
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.recommendation import Kind, Recommendation, Target, thaw
 from yarn_advisor.config.schema import ActuatorSettings, AdvisorConfig
 from yarn_advisor.connectors.errors import ConnectorError
 from yarn_advisor.connectors.rm_write import SCHEDULER, lever
 
+log = logging.getLogger("yarn_advisor")
 ActionKey = tuple[Kind, str, str]  # (kind, policy, outcome)
 QUIET_S = 600.0  # the same block of the same target is journaled once per this many seconds
 # blocked recommendations journaled one line each per cycle; the others of the cycle are
@@ -93,6 +97,7 @@ class Actuator:
     _holds: dict[tuple[Kind, str], float] = field(default_factory=dict)
     _quiet: dict[tuple[Kind, str], tuple[str, float]] = field(default_factory=dict)
     _offset: int = 0
+    _said: set[str] = field(default_factory=set)  # lever_unavailable reasons logged
 
     def __post_init__(self) -> None:
         entries, self._offset = self.journal.read()
@@ -135,6 +140,12 @@ class Actuator:
                      policy=rec.policy, value=value, rule=rec.explanation.rule,
                      summary=rec.explanation.summary,
                      mode="enforce" if self.enforcing(rec.policy) else "dry_run")
+        why = None if cycle.block else unavailable(rec.kind, snap)
+        if why:
+            if why not in self._said:
+                self._said.add(why)
+                log.warning("%s recommendations stay advisory: %s", rec.kind.value, why)
+            return self._block(base, "lever_unavailable", previous, why, cycle)
         reason = cycle.block or self._guard(rec, previous, snap, now, cycle)
         if reason:
             return self._block(base, reason, previous, cycle=cycle)
