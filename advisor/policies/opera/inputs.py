@@ -226,6 +226,11 @@ class TaskQueue:
         g.left -= 1
         return g.task
 
+    def in_order(self, partition: str) -> tuple[list[Group], list[Group]]:
+        """The partition's groups in queue order, and the eligible (short) ones."""
+        groups = list(self._parts.get(partition, ()))
+        return groups, [g for g in groups if g.task.eligible]
+
     def view(self, partition: str) -> QueueView:
         """The queue as seen by a node of ``partition``."""
         return QueueView(self._parts.setdefault(partition, deque()))
