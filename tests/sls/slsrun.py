@@ -42,9 +42,8 @@ ROOT = HERE.parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 sys.path.insert(0, str(HERE))
 
+from slsconf import SimSettings, write_conf  # noqa: E402
 from workload import (  # noqa: E402
-    AM_MB,
-    AM_VCORES,
     SimNode,
     TraceJob,
     TraceSpec,
@@ -63,7 +62,6 @@ from yarnmini import free_port as free_port  # noqa: E402
 POM = HERE / "pom.xml"
 LAUNCHER = HERE / "SlsLauncher.java"
 CACHE = Path(os.environ.get("YARN_ADVISOR_CACHE", Path.home() / ".cache" / "yarn-advisor"))
-QUEUES = {"default": 40, "etl": 40, "adhoc": 20}
 FINAL_STATES = ("FINISHED", "KILLED", "FAILED")
 
 
@@ -94,12 +92,6 @@ def launcher_classes(cp: str) -> Path:
     return out
 
 
-def _site_xml(props: dict[str, object]) -> str:
-    rows = "".join(f"  <property><name>{k}</name><value>{v}</value></property>\n"
-                   for k, v in props.items())
-    return f'<?xml version="1.0"?>\n<configuration>\n{rows}</configuration>\n'
-
-
 @dataclass(frozen=True)
 class AppTimes:
     """One trace job as the RM saw it (epoch ms; finished 0 = not yet). SLS's
@@ -126,10 +118,7 @@ class SlsCluster:
     heap_mb: int = 1024
     nm_heartbeat_ms: int = 1000
     am_heartbeat_ms: int = 1000
-    # what every simulated NM reports as its (and its containers') physical
-    # use, a fixed share of its size: without it the RM's /ws/v1/cluster/nodes
-    # fails (see README); the figure means nothing
-    nm_utilization_ratio: float = 0.5
+    nm_utilization_ratio: float = 0.5  # see slsconf.SimSettings
     extra_conf: dict[str, object] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
     ports: dict[str, int] = field(default_factory=dict)
@@ -163,74 +152,6 @@ class SlsCluster:
     def log_file(self) -> Path:
         return self.workdir / "sls.log"
 
-    # --- configuration ---------------------------------------------------
-    def _write_conf(self, task_mb: int) -> None:
-        w, p = self.workdir, self.ports
-        d = self.conf_dir
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "core-site.xml").write_text(_site_xml({
-            "fs.defaultFS": "file:///", "hadoop.tmp.dir": f"{w}/tmp"}))
-        yarn: dict[str, object] = {
-            "yarn.resourcemanager.hostname": "127.0.0.1",
-            "yarn.resourcemanager.address": f"127.0.0.1:{p['rm_rpc']}",
-            "yarn.resourcemanager.scheduler.address": f"127.0.0.1:{p['rm_sched']}",
-            "yarn.resourcemanager.resource-tracker.address": f"127.0.0.1:{p['rm_tracker']}",
-            "yarn.resourcemanager.admin.address": f"127.0.0.1:{p['rm_admin']}",
-            "yarn.resourcemanager.webapp.address": f"127.0.0.1:{p['rm_web']}",
-            "yarn.resourcemanager.scheduler.class": "org.apache.hadoop.yarn.server."
-            "resourcemanager.scheduler.capacity.CapacityScheduler",
-            "yarn.cluster.max-application-priority": 10,
-            "yarn.node-labels.enabled": "true",
-            "yarn.node-labels.fs-store.root-dir": f"file://{w}/node-labels",
-            "yarn.node-labels.configuration-type": "centralized",
-            "yarn.scheduler.configuration.store.class": "memory",
-            "yarn.scheduler.minimum-allocation-mb": 128,
-            "yarn.scheduler.maximum-allocation-mb": 8192,
-            "yarn.scheduler.maximum-allocation-vcores": 4,
-            # keep every trace app readable after it finished (default 1000)
-            "yarn.resourcemanager.max-completed-applications": 100000,
-            "yarn.resourcemanager.state-store.max-completed-applications": 100000,
-            "yarn.log-aggregation-enable": "false",
-        } | self.extra_conf
-        (d / "yarn-site.xml").write_text(_site_xml(yarn))
-        cs: dict[str, object] = {"yarn.scheduler.capacity.root.queues": ",".join(QUEUES)}
-        for q, cap in QUEUES.items():
-            cs[f"yarn.scheduler.capacity.root.{q}.capacity"] = cap
-            cs[f"yarn.scheduler.capacity.root.{q}.maximum-capacity"] = 100
-        cs["yarn.scheduler.capacity.maximum-am-resource-percent"] = 0.2
-        cs["yarn.scheduler.capacity.node-locality-delay"] = 40
-        cs["yarn.scheduler.capacity.resource-calculator"] = (
-            "org.apache.hadoop.yarn.util.resource.DominantResourceCalculator")
-        (d / "capacity-scheduler.xml").write_text(_site_xml(cs))
-        (d / "sls-runner.xml").write_text(_site_xml({
-            "yarn.sls.runner.pool.size": 10,
-            "yarn.sls.nm.heartbeat.interval.ms": self.nm_heartbeat_ms,
-            "yarn.sls.am.heartbeat.interval.ms": self.am_heartbeat_ms,
-            "yarn.sls.am.type.mapreduce": "org.apache.hadoop.yarn.sls.appmaster.MRAMSimulator",
-            # SLS's Rumen reader gives every task this size (the sources' ask)
-            "yarn.sls.container.memory.mb": task_mb,
-            "yarn.sls.container.vcores": 1,
-            "yarn.sls.am.container.memory": AM_MB,
-            "yarn.sls.am.container.vcores": AM_VCORES,
-            # SLS's own metrics would start a web server on a fixed port (10001)
-            # and write CSVs every second; the RM's own REST API is what we read
-            "yarn.sls.metrics.switch": "false",
-            "yarn.sls.dns.caching.enabled": "true",
-            "yarn.sls.nm.resource.utilization.ratio": self.nm_utilization_ratio,
-        }))
-        (d / "log4j.properties").write_text(
-            "log4j.rootLogger=WARN,console\n"
-            "log4j.logger.org.apache.hadoop.yarn.sls.SLSRunner=INFO\n"
-            "log4j.logger.org.apache.hadoop.yarn.sls.NMRunner=INFO\n"
-            # once per app: "lastStep was already called" (YARN-10427), and
-            # "no groups found" for the trace's users
-            "log4j.logger.org.apache.hadoop.yarn.sls.appmaster.AMSimulator=ERROR\n"
-            "log4j.logger.org.apache.hadoop.yarn.server.resourcemanager.placement=ERROR\n"
-            "log4j.appender.console=org.apache.log4j.ConsoleAppender\n"
-            "log4j.appender.console.target=System.err\n"
-            "log4j.appender.console.layout=org.apache.log4j.PatternLayout\n"
-            "log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n\n")
-
     def _write_workload(self) -> TraceSummary:
         self.sim_nodes = make_nodes(self.nodes, self.racks)
         write_nodes(self.sim_nodes, self.nodes_file)
@@ -255,7 +176,9 @@ class SlsCluster:
         self.workdir.mkdir(parents=True, exist_ok=True)
         for key in ("rm_rpc", "rm_sched", "rm_tracker", "rm_admin", "rm_web"):
             self.ports[key] = free_port()
-        self._write_conf(self._write_workload().task_mb)
+        sim = SimSettings(self._write_workload().task_mb, self.nm_heartbeat_ms,
+                          self.am_heartbeat_ms, self.nm_utilization_ratio)
+        write_conf(self.conf_dir, self.workdir, self.ports, sim, self.extra_conf)
         cmd = ["java", f"-Xmx{self.heap_mb}m", *JDK17_OPENS,
                f"-Djdk.net.hosts.file={self._write_hosts()}",
                f"-Dhadoop.log.dir={self.workdir}/logs",
