@@ -9,10 +9,8 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
@@ -21,7 +19,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from slsrun import SlsCluster
 from workload import TraceSpec
 
-T = TypeVar("T")
 SLS_NODES = 500
 SLS_RACKS = 20
 
@@ -43,16 +40,3 @@ def sls_cluster() -> Iterator[SlsCluster]:
           f"{cluster.nodes} nodes, RM {cluster.rm_url}", file=sys.stderr)
     yield cluster
     cluster.stop()
-
-
-def wait_until(cond: Callable[[], T], what: str, timeout: float = 120,
-               every: float = 1.0) -> T:
-    """Poll ``cond()`` until it returns something truthy; that value is returned."""
-    deadline = time.monotonic() + timeout
-    while True:
-        found = cond()
-        if found:
-            return found
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(every)

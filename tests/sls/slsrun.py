@@ -119,6 +119,7 @@ class SlsCluster:
     nm_heartbeat_ms: int = 1000
     am_heartbeat_ms: int = 1000
     nm_utilization_ratio: float = 0.5  # see slsconf.SimSettings
+    rm_web_port: int = 0  # 0: a free loopback port
     extra_conf: dict[str, object] = field(default_factory=dict)
     proc: subprocess.Popen[bytes] | None = None
     ports: dict[str, int] = field(default_factory=dict)
@@ -174,8 +175,9 @@ class SlsCluster:
         cp = classpath()
         classes = launcher_classes(cp)
         self.workdir.mkdir(parents=True, exist_ok=True)
-        for key in ("rm_rpc", "rm_sched", "rm_tracker", "rm_admin", "rm_web"):
+        for key in ("rm_rpc", "rm_sched", "rm_tracker", "rm_admin"):
             self.ports[key] = free_port()
+        self.ports["rm_web"] = self.rm_web_port or free_port()
         sim = SimSettings(self._write_workload().task_mb, self.nm_heartbeat_ms,
                           self.am_heartbeat_ms, self.nm_utilization_ratio)
         write_conf(self.conf_dir, self.workdir, self.ports, sim, self.extra_conf)
@@ -324,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
                     help="arrival window of the trace, seconds")
     up.add_argument("--seed", type=int, default=TraceSpec.seed)
     up.add_argument("--heap-mb", type=int, default=1024)
+    up.add_argument("--rm-port", type=int, default=0,
+                    help="the RM's web (REST) port on 127.0.0.1; default: a free one")
     sub.add_parser("classpath", help="resolve (and cache) the SLS jars, compile the launcher")
     args = ap.parse_args(argv)
     if args.cmd == "classpath":
@@ -333,6 +337,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="yarn-sls-"))
     cluster = SlsCluster(workdir, nodes=args.nodes, racks=args.racks, heap_mb=args.heap_mb,
+                         rm_web_port=args.rm_port,
                          trace=TraceSpec(window_s=args.window, load=args.load, seed=args.seed))
     cluster.start()
     print(json.dumps({"rm_url": cluster.rm_url, "workdir": str(workdir),

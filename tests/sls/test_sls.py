@@ -11,14 +11,14 @@ report a fixed utilization) is asserted as the README describes it.
 from __future__ import annotations
 
 import json
+import os
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
-from conftest import SLS_NODES, SLS_RACKS, skip_without_cluster, wait_until
 from slsrun import SlsCluster
 from workload import TraceSpec, make_nodes
 from yarn_advisor.advisor.wiring import build_sensor, http_client
@@ -30,6 +30,20 @@ from yarn_advisor.connectors.rm import RMClient
 from yarn_advisor.connectors.rm_write import RMWriter
 
 pytestmark = pytest.mark.cluster
+T = TypeVar("T")
+
+
+def wait_until(cond: Callable[[], T], what: str, timeout: float = 120,
+               every: float = 1.0) -> T:
+    """Poll ``cond()`` until it returns something truthy; that value is returned."""
+    deadline = time.monotonic() + timeout
+    while True:
+        found = cond()
+        if found:
+            return found
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+        time.sleep(every)
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +74,11 @@ def busy(c: SlsCluster) -> dict[str, Any]:
     return wait_until(pending, "pending demand", timeout=180)
 
 
+def adhoc_queue(c: SlsCluster) -> dict[str, Any]:
+    queues = c.get("/ws/v1/cluster/scheduler")["scheduler"]["schedulerInfo"]["queues"]["queue"]
+    return dict(next(q for q in queues if q["queueName"] == "adhoc"))
+
+
 def spans(c: SlsCluster) -> dict[str, int]:
     """Application id -> the recorded span (ms) of the trace job it replays."""
     ids = c.app_ids()
@@ -73,19 +92,19 @@ def test_one_sense_cycle_sees_every_node_and_queue(sls_cluster: SlsCluster) -> N
     before = {a["id"] for a in apps_in(c, "RUNNING")}
     t0 = time.monotonic()
     snap = sensor.sense(int(time.time() * 1000))
-    print(f"one sense cycle of {SLS_NODES} nodes: {time.monotonic() - t0:.1f}s",
+    print(f"one sense cycle of {c.nodes} nodes: {time.monotonic() - t0:.1f}s",
           {k: round(v.seconds, 1) for k, v in sensor.stats.items()})
     throughout = before & {a["id"] for a in apps_in(c, "RUNNING")}
 
-    expected = {n.host: n for n in make_nodes(SLS_NODES, SLS_RACKS)}
-    assert len(snap.nodes) == SLS_NODES
+    expected = {n.host: n for n in make_nodes(c.nodes, c.racks)}
+    assert len(snap.nodes) == c.nodes == 500
     assert {n.host for n in snap.nodes} == set(expected)
     assert all(n.state == "RUNNING" for n in snap.nodes)
-    assert len({n.rack for n in snap.nodes}) == SLS_RACKS
+    assert len({n.rack for n in snap.nodes}) == c.racks
     for n in snap.nodes:
         assert (n.total.memory_mb, n.total.vcores) == (expected[n.host].memory_mb,
                                                         expected[n.host].vcores)
-    assert snap.metrics.total.vcores == sum(n.vcores for n in expected.values())
+    assert sum(n.total.vcores for n in snap.nodes) == sum(n.vcores for n in expected.values())
     assert {q.name for q in snap.queues if q.is_leaf} == {"default", "etl", "adhoc"}
     assert throughout and throughout <= {a.id for a in snap.apps if a.state == "RUNNING"}
     assert snap.containers, "containers of running apps (appattempts/containers) were read"
@@ -121,16 +140,26 @@ def test_apps_start_at_their_trace_times_and_keep_their_times(sls_cluster: SlsCl
 def test_priority_reorders_pending_apps_in_a_fifo_leaf_queue(
         sls_cluster: SlsCluster, writer: RMWriter) -> None:
     """Squeeze adhoc (scheduler-conf lever) until its apps wait as ACCEPTED, raise
-    the newest one's priority: it must be activated before older waiting apps."""
+    the newest one's priority: it must be activated before older waiting apps.
+
+    The AM share is cut to 60% of the AMs adhoc runs now (max capacity 20% of
+    the cluster, so the AM limit is that share of 20% of its vcores), so new
+    apps wait until a few running ones end. A high user-limit-factor lifts the
+    per-user AM limit to the queue's: activation then follows the queue's
+    ordering policy alone (priority, then submission)."""
     c = sls_cluster
-    squeeze = {"maximum-capacity": 20, "maximum-am-resource-percent": 0.01}
+    busy(c)
+    active = adhoc_queue(c)["numActiveApplications"]
+    total = c.get("/ws/v1/cluster/metrics")["clusterMetrics"]["totalVirtualCores"]
+    share = round(max(1, int(active * 0.6)) / (0.2 * total), 4)
+    squeeze = {"maximum-capacity": 20, "maximum-am-resource-percent": share,
+               "user-limit-factor": 100}
     out = writer.apply("update_scheduler_conf", "adhoc", squeeze)
     try:
         assert out.status == "applied" and out.observed == {
-            "maximum-capacity": "20", "maximum-am-resource-percent": "0.01"}
-        queue = next(q for q in c.get("/ws/v1/cluster/scheduler")["scheduler"]["schedulerInfo"]
-                     ["queues"]["queue"] if q["queueName"] == "adhoc")
-        assert queue["maxCapacity"] == pytest.approx(20.0)
+            "maximum-capacity": "20", "maximum-am-resource-percent": str(share),
+            "user-limit-factor": "100"}
+        assert adhoc_queue(c)["maxCapacity"] == pytest.approx(20.0)
         waiting = wait_until(lambda: (w if len(w := apps_in(c, "ACCEPTED", "adhoc")) >= 6
                                       else None), "6 apps waiting in adhoc", timeout=180)
         newest = max(waiting, key=lambda a: a["startedTime"])
@@ -144,11 +173,12 @@ def test_priority_reorders_pending_apps_in_a_fifo_leaf_queue(
                 return None
             return {a["id"] for a in apps_in(c, "ACCEPTED", "adhoc")} & older or {"none"}
 
-        still_waiting = wait_until(activated, "the raised app to start", timeout=180)
+        still_waiting = wait_until(activated, "the raised app to start", timeout=240)
         assert still_waiting != {"none"}, "every older app started first: priority ignored"
     finally:
-        writer.apply("update_scheduler_conf", "adhoc", {"maximum-capacity": 100,
-                                                        "maximum-am-resource-percent": None})
+        writer.apply("update_scheduler_conf", "adhoc", {
+            "maximum-capacity": 100, "maximum-am-resource-percent": None,
+            "user-limit-factor": None})
 
 
 def test_queue_move_and_the_simulated_am_still_finishes(
@@ -218,7 +248,12 @@ def test_container_signal_is_accepted_but_the_simulated_nm_ignores_it(
         sls_cluster: SlsCluster, writer: RMWriter) -> None:
     c = sls_cluster
     busy(c)
-    target = min(apps_in(c, "RUNNING"), key=lambda a: a["startedTime"])
+    span = spans(c)
+    now_ms = time.time() * 1000
+    # an AM that lives on for minutes: its app's recorded span is long, it started lately
+    target = max((a for a in apps_in(c, "RUNNING") if now_ms - a["startedTime"] < 60_000),
+                 key=lambda a: span.get(a["id"], 0))
+    assert span[target["id"]] > 120_000
     attempt = c.get(f"/ws/v1/cluster/apps/{target['id']}/appattempts")["appAttempts"]
     am_container = attempt["appAttempt"][-1]["containerId"]
     out = writer.apply("signal_container", am_container, "GRACEFUL_SHUTDOWN")
@@ -260,7 +295,8 @@ def test_what_slss_nodes_and_ams_do_not_serve(sls_cluster: SlsCluster) -> None:
 
 def test_a_short_trace_runs_to_completion() -> None:
     """A second, small SLS: every trace job finishes, each read back with its times."""
-    skip_without_cluster()
+    if os.environ.get("YARN_ADVISOR_SKIP_CLUSTER") == "1":
+        pytest.skip("YARN_ADVISOR_SKIP_CLUSTER=1")
     spec = TraceSpec(window_s=30, load=0.2,
                      sources=("hadoop-gridmix-system-traces/trace_1m.json.gz",))
     c = SlsCluster(Path(tempfile.mkdtemp(prefix="yarn-sls-small-")), nodes=50, racks=5,
