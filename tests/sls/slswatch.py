@@ -9,9 +9,12 @@ writing). :func:`figures` then reads each trace job's RM times and computes:
   applications (RM clock, ms -> s);
 * job completion time (JCT) of an application: ``finishedTime`` -
   ``startedTime`` (submission accepted to finish), over FINISHED ones;
-* allocated utilization at a sample: allocated vcores / total vcores (and MB);
-  its mean is over the samples taken between the first start and the last
-  finish (samples are evenly spaced, so this is a time average).
+* allocated utilization at a sample: allocated vcores / the cluster's vcores
+  (and MB); its mean is over the samples taken between the first start and
+  the last finish (samples are evenly spaced, so this is a time average). The
+  cluster's size is ``total - reserved``: with the CapacityScheduler the RM's
+  ``totalVirtualCores`` is available + allocated + reserved
+  (``ClusterMetricsInfo``), so a reservation briefly inflates it.
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ class MetricsSample:
     allocated_mb: int
     total_mb: int
     pending_vcores: int
+    reserved_vcores: int
+    reserved_mb: int
     apps_pending: int
     apps_running: int
     rm_cpu_s: float  # the SLS JVM's CPU seconds so far
@@ -79,10 +84,22 @@ class Sampler:
             allocated_mb=int(m["allocatedMB"]),
             total_mb=int(m["totalMB"]),
             pending_vcores=int(m["pendingVirtualCores"]),
+            reserved_vcores=int(m["reservedVirtualCores"]),
+            reserved_mb=int(m["reservedMB"]),
             apps_pending=int(m["appsPending"]),
             apps_running=int(m["appsRunning"]),
             rm_cpu_s=self.cluster.cpu_s(),
         )
+
+
+def vcore_share(s: MetricsSample) -> float:
+    size = s.total_vcores - s.reserved_vcores
+    return s.allocated_vcores / size if size > 0 else 0.0
+
+
+def memory_share(s: MetricsSample) -> float:
+    size = s.total_mb - s.reserved_mb
+    return s.allocated_mb / size if size > 0 else 0.0
 
 
 @dataclass(frozen=True)
@@ -125,11 +142,9 @@ def figures(cluster: SlsCluster, samples: list[MetricsSample],
         mean_jct_s=round(statistics.fmean(jct), 2),
         median_jct_s=round(statistics.median(jct), 2),
         p95_jct_s=round(jct[min(len(jct) - 1, int(0.95 * len(jct)))], 2),
-        mean_alloc_vcores=round(statistics.fmean(
-            s.allocated_vcores / s.total_vcores for s in inside if s.total_vcores), 3)
+        mean_alloc_vcores=round(statistics.fmean(map(vcore_share, inside)), 3)
         if inside else 0.0,
-        mean_alloc_mb=round(statistics.fmean(
-            s.allocated_mb / s.total_mb for s in inside if s.total_mb), 3) if inside else 0.0,
+        mean_alloc_mb=round(statistics.fmean(map(memory_share, inside)), 3) if inside else 0.0,
         mean_pending_vcores=round(statistics.fmean(s.pending_vcores for s in inside), 1)
         if inside else 0.0,
         rm_cpu_percent=round(100 * cpu / span, 1) if span else 0.0,
@@ -143,8 +158,7 @@ def utilization_profile(samples: list[MetricsSample], zero_ms: int,
     for s in samples:
         buckets.setdefault(max(0, s.at_ms - zero_ms) // (bucket_s * 1000), []).append(s)
     return [{"from_s": b * bucket_s,
-             "alloc_vcores": round(statistics.fmean(
-                 s.allocated_vcores / s.total_vcores for s in ss if s.total_vcores), 3),
+             "alloc_vcores": round(statistics.fmean(map(vcore_share, ss)), 3),
              "pending_vcores": round(statistics.fmean(s.pending_vcores for s in ss), 1),
              "apps_running": round(statistics.fmean(s.apps_running for s in ss), 1)}
             for b, ss in sorted(buckets.items())]
