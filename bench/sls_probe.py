@@ -17,9 +17,10 @@ with no advisor. Printed (definitions in tests/sls/slswatch.py):
   with them on a cycle spends ~10 s on refused NM connections).
 
 Start-up seconds and peak RSS of the SLS JVM are printed too. One run takes
-~12 minutes; figures are one run's (makespan and JCT vary with machine load).
+~12 minutes, each on a fresh SLS; with --runs N the figures are medians over
+the runs (makespan and JCT vary with this shared machine's load).
 
-    python bench/sls_probe.py [--nodes 500] [--load 0.9] [--cycles 5] [--json]
+    python bench/sls_probe.py [--runs 1] [--nodes 500] [--load 0.9] [--cycles 5] [--json]
 """
 
 from __future__ import annotations
@@ -145,8 +146,24 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def medians(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first run's shape with every number of figures/sense the median over runs."""
+    out = dict(runs[0])
+    out["runs"] = runs
+    out["startup_s"] = statistics.median(r["startup_s"] for r in runs)
+    out["rss_mb_max"] = max(r["rss_mb_max"] for r in runs)
+    for part in ("figures", "sense"):
+        out[part] = {k: (statistics.median(r[part][k] for r in runs)
+                         if isinstance(v, int | float) else v)
+                     for k, v in runs[0][part].items()}
+    out["sense"]["cycles"] = [c for r in runs for c in r["sense"]["cycles"]]
+    return out
+
+
 def report(r: dict[str, Any]) -> None:
     f, s, t = r["figures"], r["sense"], r["trace"]
+    if "runs" in r:
+        print(f"medians of {len(r['runs'])} runs (per-minute profile: first run)")
     print(f"SLS: {r['setup']['nodes']} nodes, up in {r['startup_s']}s, "
           f"peak RSS {r['rss_mb_max']} MiB (-Xmx{r['setup']['heap_mb']}m)")
     print(f"trace: {t['jobs']} jobs, {t['tasks']} tasks, offered load {t['offered_load']}, "
@@ -160,7 +177,7 @@ def report(r: dict[str, Any]) -> None:
     for b in r["per_minute"]:
         print(f"  {b['from_s']:>4}s+  vcores {b['alloc_vcores']:.1%}  pending "
               f"{b['pending_vcores']:>6}  running apps {b['apps_running']}")
-    print(f"one sense cycle (median of {len(s['cycles'])}): {s['median_seconds']}s, "
+    print(f"one sense cycle ({len(s['cycles'])} measured, median): {s['median_seconds']}s, "
           f"{s['median_requests']:.0f} requests, {s['median_bytes'] / 1e6:.2f} MB; RM JVM "
           f"{s['median_rm_cpu_percent_quiet']}% CPU quiet -> {s['median_rm_cpu_percent_during']}%"
           f" during the cycle, +{s['median_rm_extra_cpu_s']} CPU-s per cycle")
@@ -177,9 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cycles", type=int, default=5, help="sense cycles measured during the run")
     ap.add_argument("--sample-s", type=float, default=5.0)
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = ap.parse_args(argv)
-    result = run(args)
+    runs = [run(args) for _ in range(args.runs)]
+    result = runs[0] if len(runs) == 1 else medians(runs)
     if args.json:
         print(json.dumps(result, sort_keys=True))
     else:

@@ -39,6 +39,9 @@
  *     own metrics on); we keep the RM up until SIGTERM so that every finished
  *     app can be read afterwards.
  *
+ * (SLS's AM releases its container before it unregisters, which fails some
+ * apps: UnregisterFirstMRAMSimulator.java, beside this file, fixes that.)
+ *
  * Usage: SlsLauncher OUTDIR MANIFEST SLSRunner-args...
  * MANIFEST: one line per job, "job id TAB submission ms after trace start ...".
  * Writes OUTDIR/ready.json once every simulated node is RUNNING and the trace

@@ -79,7 +79,9 @@ def write_conf(d: Path, w: Path, p: dict[str, int], sim: SimSettings,
         "yarn.sls.runner.pool.size": 10,
         "yarn.sls.nm.heartbeat.interval.ms": sim.nm_heartbeat_ms,
         "yarn.sls.am.heartbeat.interval.ms": sim.am_heartbeat_ms,
-        "yarn.sls.am.type.mapreduce": "org.apache.hadoop.yarn.sls.appmaster.MRAMSimulator",
+        # SLS's MRAMSimulator, its last step reordered (UnregisterFirstMRAMSimulator.java)
+        "yarn.sls.am.type.mapreduce":
+            "org.apache.hadoop.yarn.sls.appmaster.UnregisterFirstMRAMSimulator",
         "yarn.sls.container.memory.mb": sim.task_mb,
         "yarn.sls.container.vcores": 1,
         "yarn.sls.am.container.memory": AM_MB,

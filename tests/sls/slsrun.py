@@ -60,7 +60,7 @@ from yarnmini import JDK17_OPENS, java_home  # noqa: E402
 from yarnmini import free_port as free_port  # noqa: E402
 
 POM = HERE / "pom.xml"
-LAUNCHER = HERE / "SlsLauncher.java"
+JAVA_SOURCES = (HERE / "SlsLauncher.java", HERE / "UnregisterFirstMRAMSimulator.java")
 CACHE = Path(os.environ.get("YARN_ADVISOR_CACHE", Path.home() / ".cache" / "yarn-advisor"))
 FINAL_STATES = ("FINISHED", "KILLED", "FAILED")
 
@@ -79,14 +79,16 @@ def classpath() -> str:
 
 
 def launcher_classes(cp: str) -> Path:
-    """Compile SlsLauncher.java (cached by its source and the classpath's hash)."""
-    digest = hashlib.sha256(LAUNCHER.read_bytes() + cp.encode()).hexdigest()[:16]
+    """Compile our Java (SlsLauncher and the AM simulator) against ``cp``; cached
+    by the sources' and the classpath's hash."""
+    digest = hashlib.sha256(b"".join(p.read_bytes() for p in JAVA_SOURCES)
+                            + cp.encode()).hexdigest()[:16]
     out = CACHE / f"sls-launcher-{digest}"
     if not (out / "SlsLauncher.class").exists():
         tmp = out.with_name(out.name + f".tmp{os.getpid()}")
         tmp.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(tmp), str(LAUNCHER)],
-                       check=True, capture_output=True)
+        subprocess.run(["javac", "-nowarn", "-cp", cp, "-d", str(tmp),
+                        *map(str, JAVA_SOURCES)], check=True, capture_output=True)
         if not out.exists():
             tmp.replace(out)
     return out

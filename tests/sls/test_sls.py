@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import pytest
 from slsrun import SlsCluster
-from workload import TraceSpec, make_nodes
+from workload import TraceJob, TraceSpec, make_nodes
 from yarn_advisor.advisor.wiring import build_sensor, http_client
 from yarn_advisor.config.schema import load
 from yarn_advisor.connectors.errors import ConnectorError
@@ -74,15 +74,21 @@ def busy(c: SlsCluster) -> dict[str, Any]:
     return wait_until(pending, "pending demand", timeout=180)
 
 
+def without_am(c: SlsCluster) -> list[dict[str, Any]]:
+    """adhoc's apps that wait for their AM: ACCEPTED with no AM container yet (an app
+    stays ACCEPTED a moment after its AM container is placed, until it registers)."""
+    return [a for a in apps_in(c, "ACCEPTED", "adhoc") if not a.get("amHostHttpAddress")]
+
+
 def adhoc_queue(c: SlsCluster) -> dict[str, Any]:
     queues = c.get("/ws/v1/cluster/scheduler")["scheduler"]["schedulerInfo"]["queues"]["queue"]
     return dict(next(q for q in queues if q["queueName"] == "adhoc"))
 
 
-def spans(c: SlsCluster) -> dict[str, int]:
-    """Application id -> the recorded span (ms) of the trace job it replays."""
+def trace_of(c: SlsCluster) -> dict[str, TraceJob]:
+    """Application id -> the trace job it replays (recorded span, task count)."""
     ids = c.app_ids()
-    return {ids[j.job_id]: j.span_ms for j in c.trace_jobs() if j.job_id in ids}
+    return {ids[j.job_id]: j for j in c.trace_jobs() if j.job_id in ids}
 
 
 def test_one_sense_cycle_sees_every_node_and_queue(sls_cluster: SlsCluster) -> None:
@@ -160,20 +166,20 @@ def test_priority_reorders_pending_apps_in_a_fifo_leaf_queue(
             "maximum-capacity": "20", "maximum-am-resource-percent": str(share),
             "user-limit-factor": "100"}
         assert adhoc_queue(c)["maxCapacity"] == pytest.approx(20.0)
-        waiting = wait_until(lambda: (w if len(w := apps_in(c, "ACCEPTED", "adhoc")) >= 6
-                                      else None), "6 apps waiting in adhoc", timeout=180)
+        waiting = wait_until(lambda: (w if len(w := without_am(c)) >= 6 else None),
+                             "6 apps waiting in adhoc", timeout=180)
         newest = max(waiting, key=lambda a: a["startedTime"])
         older = {a["id"] for a in waiting if a["id"] != newest["id"]}
         raised = writer.apply("set_app_priority", newest["id"], 9)
         assert (raised.previous, raised.status, raised.observed) == (0, "applied", 9)
         assert app(c, newest["id"])["priority"] == 9
 
-        def activated() -> set[str] | None:
-            if app(c, newest["id"])["state"] == "ACCEPTED":
+        def started() -> set[str] | None:
+            if newest["id"] in {a["id"] for a in without_am(c)}:
                 return None
-            return {a["id"] for a in apps_in(c, "ACCEPTED", "adhoc")} & older or {"none"}
+            return {a["id"] for a in without_am(c)} & older or {"none"}
 
-        still_waiting = wait_until(activated, "the raised app to start", timeout=240)
+        still_waiting = wait_until(started, "the raised app to start", timeout=240)
         assert still_waiting != {"none"}, "every older app started first: priority ignored"
     finally:
         writer.apply("update_scheduler_conf", "adhoc", {
@@ -185,8 +191,9 @@ def test_queue_move_and_the_simulated_am_still_finishes(
         sls_cluster: SlsCluster, writer: RMWriter) -> None:
     c = sls_cluster
     busy(c)
-    span = spans(c)
-    candidates = [a for a in apps_in(c, "RUNNING", "etl") if span.get(a["id"], 10**9) < 40_000]
+    jobs = trace_of(c)
+    candidates = [a for a in apps_in(c, "RUNNING", "etl")
+                  if a["id"] in jobs and jobs[a["id"]].span_ms < 40_000]
     target = max(candidates, key=lambda a: a["startedTime"])
     out = writer.apply("move_app_queue", target["id"], "default")
     assert (out.previous, out.status, out.observed) == ("root.etl", "applied", "root.default")
@@ -246,20 +253,27 @@ def test_exclusive_label_keeps_unlabelled_work_off_the_node(
 
 def test_container_signal_is_accepted_but_the_simulated_nm_ignores_it(
         sls_cluster: SlsCluster, writer: RMWriter) -> None:
+    """GRACEFUL_SHUTDOWN to the AMs of three big jobs early in their run: a real NM
+    would stop them (and the apps would fail); SLS's NMs never read the signal."""
     c = sls_cluster
     busy(c)
-    span = spans(c)
-    now_ms = time.time() * 1000
-    # an AM that lives on for minutes: its app's recorded span is long, it started lately
-    target = max((a for a in apps_in(c, "RUNNING") if now_ms - a["startedTime"] < 60_000),
-                 key=lambda a: span.get(a["id"], 0))
-    assert span[target["id"]] > 120_000
-    attempt = c.get(f"/ws/v1/cluster/apps/{target['id']}/appattempts")["appAttempts"]
-    am_container = attempt["appAttempt"][-1]["containerId"]
-    out = writer.apply("signal_container", am_container, "GRACEFUL_SHUTDOWN")
-    assert out.status == "applied" and out.answer["status"] == 200
-    time.sleep(5)  # several NM heartbeats: a real NM would have stopped it
-    assert writer.read("signal_container", am_container)["state"] == "RUNNING"
+    jobs = trace_of(c)
+    big = sorted((a for a in apps_in(c, "RUNNING") if a["id"] in jobs
+                  and jobs[a["id"]].tasks >= 100), key=lambda a: a["progress"])[:3]
+    assert big, "no big job running"
+    signalled = {}
+    for a in big:
+        attempt = c.get(f"/ws/v1/cluster/apps/{a['id']}/appattempts")["appAttempts"]
+        cid = attempt["appAttempt"][-1]["containerId"]
+        out = writer.apply("signal_container", cid, "GRACEFUL_SHUTDOWN")
+        assert out.status == "applied" and out.answer["status"] == 200
+        signalled[a["id"]] = cid
+    time.sleep(5)  # several NM heartbeats
+    states = {a: app(c, a)["state"] for a in signalled}
+    assert set(states.values()) <= {"RUNNING", "FINISHED"}, states
+    alive = [cid for a, cid in signalled.items() if states[a] == "RUNNING"]
+    assert alive, states
+    assert all(writer.read("signal_container", cid)["state"] == "RUNNING" for cid in alive)
 
 
 def test_kill_app_and_the_simulation_goes_on(sls_cluster: SlsCluster, writer: RMWriter) -> None:
