@@ -87,14 +87,14 @@ def stop_advisor(proc: subprocess.Popen[bytes]) -> None:
             proc.wait(timeout=10)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def workdir() -> Iterator[Path]:
     path = Path(tempfile.mkdtemp(prefix="yarn-advisor-deploy-"))
     yield path
     shutil.rmtree(path, ignore_errors=True)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def replay_advisor(workdir: Path) -> Iterator[RunningAdvisor]:
     """The advisor replaying the short-stream recording with the example ANACRAC rules,
     one cycle about every 0.6 s (45 cycles in about half a minute)."""
@@ -105,7 +105,7 @@ def replay_advisor(workdir: Path) -> Iterator[RunningAdvisor]:
     stop_advisor(advisor.proc)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def replay_prometheus(workdir: Path, replay_advisor: RunningAdvisor) -> Iterator[PrometheusServer]:
     """A real Prometheus scraping the replaying advisor every second (job yarn-advisor)."""
     tool("prometheus")
