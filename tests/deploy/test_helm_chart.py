@@ -10,6 +10,7 @@ advisor configuration is loaded by the advisor's own configuration loader.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import tomllib
 from collections import Counter
@@ -193,3 +194,41 @@ def test_prometheus_rule_ships_the_rule_files_with_the_job(
     assert monitor["spec"]["endpoints"][0]["relabelings"][0]["replacement"] == \
         "yarn-advisor-prod"
     assert one(full_docs, "Service")["spec"]["publishNotReadyAddresses"] is True
+
+
+def leaf_values(node: dict[str, Any], prefix: str = "") -> list[str]:
+    """Value keys; free-form maps (config, probes, resources, contexts) count as one."""
+    whole = {"config", "resources", "livenessProbe", "readinessProbe", "podSecurityContext",
+             "securityContext"}
+    out = []
+    for key, value in node.items():
+        path = prefix + key
+        if isinstance(value, dict) and value and path not in whole:
+            out.extend(leaf_values(value, path + "."))
+        else:
+            out.append(path)
+    return out
+
+
+def commented_keys(text: str) -> set[str]:
+    """Key paths of values.yaml whose line comes right after a comment line."""
+    out, stack, previous = set(), [], ""
+    for line in text.splitlines():
+        found = re.match(r"^( *)([A-Za-z]\w*):", line)
+        if found:
+            depth = len(found.group(1)) // 2
+            stack = [*stack[:depth], found.group(2)]
+            if previous.startswith("#"):
+                out.add(".".join(stack))
+        if line.strip():
+            previous = line.strip()
+    return out
+
+
+def test_every_value_is_documented_in_values_and_readme() -> None:
+    text = (CHART / "values.yaml").read_text()
+    keys = leaf_values(yaml.safe_load(text))
+    readme = (CHART / "README.md").read_text()
+    assert not [k for k in keys if f"| `{k}` |" not in readme], "values missing in README.md"
+    undocumented = [k for k in keys if k not in commented_keys(text)]
+    assert not undocumented, f"values.yaml keys without a comment: {undocumented}"
