@@ -126,9 +126,11 @@ def fill(expr: str, values: dict[str, str]) -> str:
     return expr
 
 
-def evaluate(prom: PrometheusServer, advisor: RunningAdvisor, ranged: bool
-             ) -> dict[str, tuple[list[PanelQuery], Evaluation]]:
-    now = time.time()
+def evaluate(prom: PrometheusServer, advisor: RunningAdvisor, ranged: bool,
+             at: float | None = None) -> dict[str, tuple[list[PanelQuery], Evaluation]]:
+    """Every panel query at time ``at`` (default now); with ``ranged`` also as a range
+    query from the advisor's start to ``at``."""
+    now = time.time() if at is None else at
     builtins = {"__rate_interval": f"{int(4 * SCRAPE_S)}s", "__interval": f"{int(SCRAPE_S)}s",
                 "__range": f"{int(now - advisor.started_at) + 1}s"}
     out: dict[str, tuple[list[PanelQuery], Evaluation]] = {}
@@ -157,6 +159,14 @@ def cycles(prom: PrometheusServer) -> int:
     return int(float(result[0]["value"][1])) if result else 0
 
 
+def first_time_at(prom: PrometheusServer, advisor: RunningAdvisor, n: int) -> float:
+    """When Prometheus had first scraped ``n`` cycles (from its own history)."""
+    series = prom.query_range(f'sum(yarn_advisor_cycles_total{{job="{JOB}"}})',
+                              advisor.started_at, time.time(), step_s=SCRAPE_S)
+    assert series, "no cycles scraped"
+    return next(float(t) for t, v in series[0]["values"] if float(v) >= n)
+
+
 def wait_cycles(prom: PrometheusServer, advisor: RunningAdvisor, n: int) -> None:
     deadline = time.monotonic() + RUN_TIMEOUT_S
     while cycles(prom) < n:
@@ -168,12 +178,13 @@ def wait_cycles(prom: PrometheusServer, advisor: RunningAdvisor, n: int) -> None
 @pytest.fixture(scope="module")
 def results(replay_prometheus: PrometheusServer, replay_advisor: RunningAdvisor
             ) -> dict[str, dict[str, tuple[list[PanelQuery], Evaluation]]]:
-    """Every dashboard query evaluated early in the run and after its last cycle."""
-    wait_cycles(replay_prometheus, replay_advisor, EARLY_CYCLES)
-    early = evaluate(replay_prometheus, replay_advisor, ranged=False)
+    """Every dashboard query evaluated after its last cycle, and at the moment of the
+    run (from Prometheus's history) when the advisor had made EARLY_CYCLES cycles."""
     wait_cycles(replay_prometheus, replay_advisor, TOTAL_CYCLES)
     time.sleep(3 * SCRAPE_S)  # the last cycle's gauges scraped more than once
     end = evaluate(replay_prometheus, replay_advisor, ranged=True)
+    at = first_time_at(replay_prometheus, replay_advisor, EARLY_CYCLES) + SCRAPE_S
+    early = evaluate(replay_prometheus, replay_advisor, ranged=False, at=at)
     return {"early": early, "end": end}
 
 
