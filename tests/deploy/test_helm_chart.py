@@ -21,6 +21,7 @@ import kubernetes_validate
 import pytest
 import yaml
 from conftest import CHART, ROOT, tool
+
 from yarn_advisor.config.schema import load
 
 K8S_VERSION = "1.30.0"

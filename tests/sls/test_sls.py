@@ -21,6 +21,7 @@ from typing import Any, TypeVar
 import pytest
 from slsrun import SlsCluster
 from workload import TraceJob, TraceSpec, make_nodes
+
 from yarn_advisor.advisor.wiring import build_sensor, http_client
 from yarn_advisor.config.schema import load
 from yarn_advisor.connectors.errors import ConnectorError

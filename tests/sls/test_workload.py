@@ -19,6 +19,7 @@ from workload import (
     write_nodes,
     write_trace,
 )
+
 from yarn_advisor.classifiers.rumen import read_trace
 
 SMALL = TraceSpec(window_s=120, load=0.5,

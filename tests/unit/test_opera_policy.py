@@ -303,3 +303,13 @@ def test_engine_hands_opera_the_predictions() -> None:
                for r in result.recommendations)
     without = decide(_snap(), AdvisorState(), EngineConfig())
     assert not any(r.kind is Kind.UPDATE_NODE_RESOURCE for r in without.recommendations)
+
+
+def test_lend_to_any_lends_measured_headroom_without_a_prediction() -> None:
+    # nothing is predicted short: the paper's OPERA lends nothing; lend_to: any lends
+    # what measured use leaves under 0.8 C, as an overcommit by measured use
+    assert opera.advise(_snap(), NEW, opera.Params()).recommendations == ()
+    res = opera.advise(_snap(), NEW, opera.Params(lend_to="any", ramp_step=None))
+    rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
+    assert [t["prediction"] for t in J(rec.explanation.inputs)["lent_to"]] == ["long(any)"]

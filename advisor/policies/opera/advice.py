@@ -50,7 +50,8 @@ def advise(snapshot: Snapshot, state: State, params: Params,
     mem_only = memory_only(snapshot, params.resource_calculator)
     nodes = node_inputs(snapshot, state.bases, headroom)
     groups = pending_groups(snapshot, predictions if isinstance(predictions, Predictions)
-                            else None, params.min_confidence, mem_only)
+                            else None, params.min_confidence, mem_only,
+                            any_task=params.lend_to == "any")
     queue = TaskQueue(groups)
     reserved: dict[str, list[oc.Reserved]] = {}
     for n in nodes if params.reservation != "none" else ():

@@ -30,6 +30,9 @@ class Params(ConfigModel):
     node_updates_per_cycle: int = Field(1, ge=1)
     min_confidence: float = Field(0.5, ge=0, le=1)
     resource_calculator: Literal["auto", "memory", "dominant"] = "auto"
+    # short: only tasks the classifier calls short borrow (the paper); any: every
+    # pending task may run on measured idle headroom (overcommit by measured use)
+    lend_to: Literal["short", "any"] = "short"
     # lend only while measured use + lent stays under this share of C_i (1.0: Eq 4)
     lend_up_to: float = Field(0.8, gt=0, le=1)
     # a node's schedulable capacity never exceeds this multiple of C_i (null: no cap)
