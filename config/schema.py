@@ -169,7 +169,7 @@ LEVER_KINDS = ("set_app_priority", "move_app_queue", "kill_app", "update_schedul
 
 # a node's schedulable resource follows measured use (OPERA's ramp and its return):
 # a few changes an hour would leave the lent headroom idle for most of it
-NODE_RESOURCE_LIMITS = KindLimits(cooldown_s=60.0, max_actions_per_target=30)
+NODE_RESOURCE_LIMITS = KindLimits(cooldown_s=20.0, max_actions_per_target=60)
 
 
 class ActuatorSettings(ConfigModel):

@@ -22,7 +22,7 @@ import pytest
 import yaml
 from conftest import CHART, ROOT, tool
 
-from yarn_advisor.config.schema import load
+from yarn_advisor.advisor.settings import load_config
 
 K8S_VERSION = "1.30.0"
 FULL_VALUES = Path(__file__).with_name("values-full.yaml")
@@ -156,7 +156,7 @@ def test_rendered_config_is_accepted_by_the_advisor(
     ha = cfg.pop("ha", None)
     path = tmp_path / "advisor.yaml"
     path.write_text(yaml.safe_dump(cfg))
-    loaded = load(path)  # raises ConfigError on any unknown key or bad value
+    loaded = load_config(path)  # ConfigError on any unknown key or bad value (policies too)
     assert (loaded.server.host, loaded.server.port) == ("0.0.0.0", port)
     assert str(loaded.state_dir) == "/var/lib/yarn-advisor"
     if which == "full":

@@ -113,13 +113,14 @@ def test_neutral_and_aggressive_do_not_block_resources() -> None:
 
 
 def test_the_sidecar_defaults_lend_under_80_percent_and_ramp() -> None:
-    # no reservation: nothing long is held for n1; OA = 0.8 C - TU - BR =
-    # (6553.6 - 2048 - 1024, 6.4 - 2 - 1) = (3481.6, 3.4): three 1 GiB/1 tasks fit,
-    # but one cycle grows n1 by at most 0.25 C = (2048, 2)
+    # no reservation: nothing long is held for n1; before any relief PRESERVE holds
+    # no BR back (lend_up_to is the margin): OA = 0.8 C - TU = (6553.6 - 2048,
+    # 6.4 - 2) = (4505.6, 4.4): four 1 GiB/1 tasks fit, but one cycle grows n1 by at
+    # most 0.25 C = (2048, 2)
     res = opera.advise(_snap(pending=6), NEW, opera.Params(), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 10}
-    assert J(res.next_state)["lent"] == {N1: {"memory_mb": 3072, "vcores": 3}}
+    assert J(res.next_state)["lent"] == {N1: {"memory_mb": 4096, "vcores": 4}}
     assert J(res.next_state)["reservations"] == {}
     # next cycle the RM placed two of them and measured use grew by 1 GiB: the node
     # may grow again, never past max_overcommit x C
@@ -179,8 +180,13 @@ def test_aggressive_keeps_opportunistic_tasks_under_cpu_contention() -> None:
 
 def test_headroom_goes_back_when_the_short_tasks_drained() -> None:
     first = opera.advise(_snap(), NEW, opera.Params(), _short())
-    snap = _snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 60_000)
-    res = opera.advise(snap, first.next_state, opera.Params())
+    # within return_after_s (120 s) of the last loan the raise is held for the next wave
+    held = opera.advise(_snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 60_000),
+                        first.next_state, opera.Params())
+    assert held.recommendations == ()
+    assert J(held.next_state)["lent_at"] == {N1: TS}
+    snap = _snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 121_000)
+    res = opera.advise(snap, held.next_state, opera.Params())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192, "vcores": 8}
     assert rec.explanation.rule == "opera.return_headroom"

@@ -94,7 +94,14 @@ def advise(snapshot: Snapshot, state: State, params: Params,
         elif min_demand is not None:
             for _ in range(params.node_updates_per_cycle):
                 branches.append(_update(slot, res, view, min_demand, params))
-        out += _recommend(n, relief, slot, slot.lent, branches, queue, params, nxt, mem_only)
+        hold = (not relief.kill and slot.lent == oc.ZERO and nid in state.lent_at
+                and now - state.lent_at[nid] < params.return_after_s * 1000)
+        if slot.lent != oc.ZERO:
+            nxt.lent_at[nid] = now
+        elif hold:
+            nxt.lent_at[nid] = state.lent_at[nid]
+        out += _recommend(n, relief, slot, slot.lent, branches, queue, params, nxt, mem_only,
+                          hold)
         if res:
             nxt.reservations[nid] = tuple((r.task.key, r.skip) for r in res)
     return PolicyResult(tuple(out), nxt.state(now, len(nodes), len(groups)))
@@ -108,6 +115,7 @@ class _Next:
         self.blocks: dict[str, oc.Block] = {}
         self.reservations: dict[str, tuple[Reservation, ...]] = {}
         self.lent: dict[str, tuple[int, int]] = {}
+        self.lent_at: dict[str, int] = {}
 
     def state(self, now: int, nodes: int, groups: int) -> State:
         stats = {"nodes": nodes, "pending_groups": groups, "nodes_lending": len(self.lent),
@@ -115,12 +123,16 @@ class _Next:
                  "reserved_tasks": sum(len(v) for v in self.reservations.values())}
         return State(dict(sorted(self.bases.items())), dict(sorted(self.blocks.items())),
                      dict(sorted(self.reservations.items())), dict(sorted(self.lent.items())),
-                     now, stats)
+                     now, stats, dict(sorted(self.lent_at.items())))
 
 
 def _slot(n: NodeIn, relief: oc.Relief, params: Params, mem_only: bool) -> oc.Slot:
     ga = oc.guaranteed_available(n.base, n.normal_demand)
-    blocked = relief.block.br if params.relief_policy == "PRESERVE" else oc.ZERO
+    # PRESERVE's BR is held back once the node has seen contention (a relief); before
+    # that, lend_up_to is the margin (with 1.0, the paper's initial BR applies)
+    preserve = params.relief_policy == "PRESERVE"
+    blocked = relief.block.br if preserve and (
+        relief.block.last_relief is not None or params.lend_up_to >= 1.0) else oc.ZERO
     f = params.lend_up_to  # Eq 4 / Eq 7 on the share of C_i that may be used
     oa = oc.opportunistic_available((n.base[0] * f, n.base[1] * f), n.usage, blocked)
     if relief.kill:
@@ -152,6 +164,7 @@ def _recommend(
     params: Params,
     nxt: _Next,
     mem_only: bool,
+    hold: bool,
 ) -> list[Recommendation]:
     node = n.node
     cur = (node.total.memory_mb, node.total.vcores)
@@ -159,6 +172,8 @@ def _recommend(
     if relief.kill:
         desired = base
         rule = "opera.relieve_contention"
+    elif hold:  # lent a moment ago: the next wave would borrow it again
+        desired, rule = cur, "opera.hold_headroom"
     else:
         keep = (min(cur[0], node.used.memory_mb), min(cur[1], node.used.vcores))
         # lending now: on top of C_i, what runs on borrowed headroom already and what
@@ -282,8 +297,8 @@ def explain_node(
                    f"relief returns the borrowed headroom ({cur} -> {new})")
     elif rule == "opera.opportunistic_assign":
         summary = (f"{node.id}: lend {int(borrow[0])} MiB/{int(borrow[1])} vcores of idle "
-                   f"reserved resources to {sum(lent.values())} short pending task(s) "
-                   f"({cur} -> {new})")
+                   f"reserved resources to {sum(lent.values())} short pending task(s); "
+                   f"the node grows by at most one ramp step a cycle ({cur} -> {new})")
     else:
         summary = f"{node.id}: no short task uses the borrowed headroom any more ({cur} -> {new})"
     return Explanation(rule, summary, inputs, scores, thresholds)

@@ -39,6 +39,9 @@ class Params(ConfigModel):
     max_overcommit: float | None = Field(1.5, ge=1)
     # per cycle a node grows by at most this share of C_i (null: no ramp)
     ramp_step: float | None = Field(0.25, gt=0)
+    # a raised node keeps its capacity this long after it last lent (no contention):
+    # jobs come in waves, and a ramp down and up again would lag each wave
+    return_after_s: float = Field(120.0, ge=0)
     signal_containers: bool = False
     signal: Literal["GRACEFUL_SHUTDOWN", "FORCEFUL_SHUTDOWN", "OUTPUT_THREAD_DUMP"] = (
         "GRACEFUL_SHUTDOWN"
