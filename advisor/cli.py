@@ -3,7 +3,8 @@
 Subcommands: ``run`` (the daemon; dry-run unless enforce is configured),
 ``record`` (capture real RM traffic), ``replay`` (offline cycles from a
 recording), ``explain`` (why, for one target), ``rollback`` (undo what the
-actuator did), ``classify-eval`` (the task classifier on traces).
+actuator did), ``classify-eval`` (the task classifier on traces), ``simulate``
+(what-if runs on a simulated cluster, with and without the advisor).
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration.
 """
 
@@ -32,6 +33,7 @@ from yarn_advisor.config.base import ConfigError
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.connectors.http import one_line
 from yarn_advisor.connectors.replay import CycleRecorder, Recording, RecordingError, open_recording
+from yarn_advisor.simulator import cli as simulator_cli
 
 log = logging.getLogger("yarn_advisor")
 
@@ -94,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.register(sub)
     rollback.register(sub)
     classifiers_cli.register(sub)
+    simulator_cli.register(sub)
     return p
 
 

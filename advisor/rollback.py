@@ -25,7 +25,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from yarn_advisor.advisor.actuator import journal_path
+from yarn_advisor.advisor.actuator import open_journal
 from yarn_advisor.advisor.journal import (
     Action,
     Entry,
@@ -146,7 +146,7 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     except argparse.ArgumentTypeError as exc:
         print(f"rollback: {exc}", file=sys.stderr)
         return 2
-    journal = Journal(journal_path(cfg))
+    journal = open_journal(cfg)
     actions = select(journal.actions(), since, args.action)
     if args.action is not None and not actions:
         print(f"rollback: no action {args.action!r} in {journal.path}", file=sys.stderr)
