@@ -1,8 +1,9 @@
 """The advisor keeps working across several ticket lifetimes, with no operator kinit.
 
 The KDC issues tickets of ``LIFETIME_S`` seconds. The advisor daemon (dry-run) runs
-cycles for three lifetimes: every cycle must read the cluster, and the
+cycles for two and a half lifetimes: every cycle must read the cluster, and the
 KDC's own log must show the advisor logging in again (at least once a lifetime).
+Then the same login writes (a scheduler-conf change the harness reads back).
 Then its keytab is replaced by a stale one: once the ticket it holds runs out, the
 cycle is skipped with reason ``auth`` and a one-line why; with the keytab restored,
 the next cycle reads the cluster again.
@@ -21,11 +22,21 @@ from _kdc import Kdc, write_keytab
 from conftest import LIFETIME_S
 from yarnmini import MiniCluster
 
+from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.advisor.report import CycleReport
 from yarn_advisor.connectors.kerberos import SpnegoAuth
+from yarn_advisor.connectors.rm import RMClient
+from yarn_advisor.connectors.rm_write import RMWriter
 
 pytestmark = pytest.mark.cluster
 CYCLE_S = 3.0
+DELAY = "yarn.scheduler.capacity.node-locality-delay"
+
+
+def delay(cluster: MiniCluster) -> str:
+    """The RM's live node-locality-delay, read by the harness (its own principal)."""
+    props = cluster.read(f"{cluster.rm_url}/ws/v1/cluster/scheduler-conf")["property"]
+    return str(next(p["value"] for p in props if p["name"] == DELAY))
 
 
 def test_renewal_across_lifetimes_and_a_stale_keytab(kdc: Kdc, kerberized_cluster: MiniCluster,
@@ -42,7 +53,7 @@ def test_renewal_across_lifetimes_and_a_stale_keytab(kdc: Kdc, kerberized_cluste
     issued_before = kdc.initial_tickets(principal)
     started = time.monotonic()
     reports: list[CycleReport] = []
-    while time.monotonic() - started < 3 * LIFETIME_S:
+    while time.monotonic() - started < 2.5 * LIFETIME_S:
         reports.append(advisor.run_once())
         time.sleep(CYCLE_S)
     elapsed = time.monotonic() - started
@@ -57,6 +68,17 @@ def test_renewal_across_lifetimes_and_a_stale_keytab(kdc: Kdc, kerberized_cluste
     lifetimes = int(elapsed // LIFETIME_S)
     assert lifetimes + 1 <= issued <= elapsed / min(LIFETIME_S - 30, LIFETIME_S / 2) + 2
     assert login.tickets >= lifetimes + 1
+
+    # past the lifetimes, the same login still writes: a scheduler-conf change the
+    # harness reads back (as its own principal), then restored
+    writer = RMWriter(RMClient(http, list(cfg.rm.urls)))
+    before = delay(kerberized_cluster)
+    out = writer.apply(Kind.UPDATE_SCHEDULER_CONF, "scheduler", {DELAY: int(before) + 5})
+    assert out.status == "applied" and delay(kerberized_cluster) == str(int(before) + 5)
+    writer.apply(Kind.UPDATE_SCHEDULER_CONF, "scheduler", {DELAY: int(before)})
+    assert delay(kerberized_cluster) == before
+    print(f"write after {(time.monotonic() - started) / LIFETIME_S:.1f} lifetimes: "
+          f"{DELAY} {before} -> {int(before) + 5} -> {before}", file=sys.stderr)
 
     # a stale keytab (the key was changed in the KDC since it was written)
     write_keytab(tmp_path / "stale.keytab", principal, "not-the-password")

@@ -34,6 +34,19 @@ def nodes(cluster: MiniCluster) -> list[dict[str, Any]]:
     return list(cluster.read(f"{cluster.rm_url}/ws/v1/cluster/nodes")["nodes"]["node"])
 
 
+def node_total(cluster: MiniCluster, node_id: str, expected: dict[str, int],
+               timeout: float = 20) -> dict[str, int]:
+    """The node's total resource as the harness reads it, once it is ``expected`` or
+    ``timeout`` seconds have passed."""
+    deadline = time.monotonic() + timeout
+    while True:
+        total = next(n for n in nodes(cluster) if n["id"] == node_id)["totalResource"]
+        now = {"memory_mb": total["memory"], "vcores": total["vCores"]}
+        if now == expected or time.monotonic() > deadline:
+            return now
+        time.sleep(0.5)
+
+
 def test_no_ticket_no_answer(kerberized_cluster: MiniCluster) -> None:
     """Without SPNEGO (no auth, or simple auth's user.name) every web endpoint says 401:
     the RM's, the JobHistoryServer's and a NodeManager's."""
@@ -88,15 +101,15 @@ def test_the_levers_change_the_rm(kdc: Kdc, kerberized_cluster: MiniCluster,
     writer.apply(Kind.UPDATE_SCHEDULER_CONF, "scheduler", {DELAY: int(before)})
     assert delay() == before
 
+    # the RM answers a node resource update at once but applies it through its event
+    # dispatcher (RMNodeResourceUpdateEvent): read back until it shows, within 20 s
     node = nodes(c)[1]
     total = {"memory_mb": node["totalResource"]["memory"],
              "vcores": node["totalResource"]["vCores"]}
-    writer.apply(Kind.UPDATE_NODE_RESOURCE, node["id"], {"memory_mb": 8192, "vcores": 8})
-    now = next(n for n in nodes(c) if n["id"] == node["id"])["totalResource"]
-    assert (now["memory"], now["vCores"]) == (8192, 8)
-    writer.apply(Kind.UPDATE_NODE_RESOURCE, node["id"], total)
-    now = next(n for n in nodes(c) if n["id"] == node["id"])["totalResource"]
-    assert (now["memory"], now["vCores"]) == (total["memory_mb"], total["vcores"])
+    for value in ({"memory_mb": 8192, "vcores": 8}, total):
+        out = writer.apply(Kind.UPDATE_NODE_RESOURCE, node["id"], value)
+        assert out.status == "applied" and out.answer["status"] == 200, out
+        assert node_total(c, node["id"], value) == value
 
     app_url = f"{c.rm_url}/ws/v1/cluster/apps/{app.app_id}"
     deadline = time.monotonic() + 120
@@ -142,4 +155,24 @@ def test_a_clock_behind_is_corrected_by_mit_kerberos(kdc: Kdc, kerberized_cluste
            "run", "--once", "--config", str(cfg)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
     assert done.returncode == 0, done.stderr[-2000:]  # 0: the cycle's outcome was ok
+    assert "cycle 1: 2 nodes" in done.stderr, done.stderr[-2000:]
+
+
+@pytest.mark.xfail(strict=True, reason="advisor/wiring.py http_client does not pass "
+                   "rm.auth.keytab to AuthConfig yet (one line asked of the lead): the cycles "
+                   "then look for a ticket cache; remove this mark with that line")
+def test_yarn_advisor_run_logs_in_from_its_keytab(kdc: Kdc, kerberized_cluster: MiniCluster,
+                                                  tmp_path: Path) -> None:
+    """``yarn-advisor run --once`` with ``rm.auth.keytab``, no ticket cache and no
+    client keytab in the environment: the start-up check and the cycle log in from
+    the configured keytab alone."""
+    cfg = tmp_path / "advisor.yaml"
+    cfg.write_text(yaml.safe_dump(advisor_raw(kdc, kerberized_cluster, tmp_path / "state")))
+    env = {k: v for k, v in os.environ.items() if k != "KRB5_CLIENT_KTNAME"}
+    env |= {"KRB5_CONFIG": str(kdc.krb5_conf), "KRB5CCNAME": f"FILE:{tmp_path / 'none'}"}
+    cmd = [str(Path(sys.executable).with_name("yarn-advisor")), "run", "--once",
+           "--config", str(cfg)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=180, env=env)
+    assert "Traceback" not in done.stderr
+    assert done.returncode == 0, done.stderr[-2000:]
     assert "cycle 1: 2 nodes" in done.stderr, done.stderr[-2000:]
