@@ -223,11 +223,15 @@ def keytab_principals(path: str | Path) -> list[str]:
                 pos += -size
                 continue
             entry, pos = data[pos:pos + size], pos + size
+            if len(entry) < size:
+                raise struct.error(f"an entry of {size} bytes has {len(entry)}")
             (count,) = struct.unpack_from(">H", entry, 0)
             at = 2
             words: list[str] = []
             for _ in range(count + 1):  # the realm, then the name's components
                 (n,) = struct.unpack_from(">H", entry, at)
+                if at + 2 + n > size:
+                    raise struct.error(f"a name of {n} bytes runs past its entry")
                 words.append(entry[at + 2:at + 2 + n].decode())
                 at += 2 + n
             name = f"{'/'.join(words[1:])}@{words[0]}"
