@@ -158,9 +158,6 @@ def test_a_clock_behind_is_corrected_by_mit_kerberos(kdc: Kdc, kerberized_cluste
     assert "cycle 1: 2 nodes" in done.stderr, done.stderr[-2000:]
 
 
-@pytest.mark.xfail(strict=True, reason="advisor/wiring.py http_client does not pass "
-                   "rm.auth.keytab to AuthConfig yet (one line asked of the lead): the cycles "
-                   "then look for a ticket cache; remove this mark with that line")
 def test_yarn_advisor_run_logs_in_from_its_keytab(kdc: Kdc, kerberized_cluster: MiniCluster,
                                                   tmp_path: Path) -> None:
     """``yarn-advisor run --once`` with ``rm.auth.keytab``, no ticket cache and no
