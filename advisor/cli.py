@@ -127,7 +127,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if cfg.server.enabled:
         try:
             server = AdvisorServer(advisor, cfg.server.host, cfg.server.port,
-                                   cfg.sense.interval_s).start()
+                                   cfg.sense.interval_s, cfg).start()
         except OSError as exc:
             raise StartupError([f"server: cannot listen on {cfg.server.host}:"
                                 f"{cfg.server.port}: {exc.strerror or exc}"]) from None

@@ -43,6 +43,7 @@ class CycleReport:
     policy_errors: tuple[PolicyError, ...] = ()
     predictions: Predictions | None = None
     classifier: ClassifierSummary | None = None
+    states: Mapping[str, object] = field(default_factory=dict)  # each policy's next state
 
     def timed(self, step: str, fn: Callable[P, R], *args: P.args, **kwargs: P.kwargs) -> R:
         """Run one step of the cycle, recording how long it took (even if it fails)."""
@@ -58,6 +59,7 @@ class CycleReport:
         self.snapshot, self.recommendations = snapshot, decision.recommendations
         self.policy_seconds, self.policy_errors = decision.policy_seconds, decision.errors
         self.predictions, self.actions, self.classifier = decision.predictions, actions, classifier
+        self.states = decision.states
 
     def skip(self, reason: str) -> None:
         """Record a cycle that acted on nothing, and why."""

@@ -109,7 +109,6 @@ def table(title: str, description: str, *queries: Query, width: int = 12) -> Pan
 
 
 POLICY = rx("policy", "$policy")
-MEMORY_MIB = 2**20
 
 CLUSTER = Board(
     "yarn-advisor-cluster", "YARN advisor / Cluster overview",
@@ -120,7 +119,7 @@ CLUSTER = Board(
             stat("Active NodeManagers", "NodeManagers in state RUNNING (RM cluster metrics).",
                  q(total(m("cluster_nodes", eq("state", "active"))))),
             stat("Memory", "Total memory of the cluster (RM cluster metrics).",
-                 q(total(m("cluster_memory_mb", eq("kind", "total")))), unit="mbytes"),
+                 q(total(m("cluster_memory_bytes", eq("kind", "total")))), unit="bytes"),
             stat("Vcores", "Total vcores of the cluster (RM cluster metrics).",
                  q(total(m("cluster_vcores", eq("kind", "total"))))),
             stat("Running applications", "Applications the RM runs now.",
@@ -135,9 +134,9 @@ CLUSTER = Board(
             ts("Memory: allocated and measured",
                "What the scheduler allocated against what the containers really use (NM "
                "ContainerResource beans, summed), and the cluster total.",
-               q(f'{total(m("cluster_memory_mb", eq("kind", "total")))} * {MEMORY_MIB}',
+               q(total(m("cluster_memory_bytes", eq("kind", "total"))),
                  "total"),
-               q(f'{total(m("cluster_memory_mb", eq("kind", "allocated")))} * {MEMORY_MIB}',
+               q(total(m("cluster_memory_bytes", eq("kind", "allocated"))),
                  "allocated"),
                q(total(m("cluster_measured_memory_bytes")), "measured"), unit="bytes"),
             ts("Vcores: allocated and measured",
@@ -146,8 +145,8 @@ CLUSTER = Board(
                q(total(m("cluster_vcores", eq("kind", "allocated"))), "allocated"),
                q(total(m("cluster_measured_vcores")), "measured")),
             ts("Leaf queues: used capacity",
-               "Used capacity of each leaf queue, in percent of its configured capacity.",
-               q(m("queue_used_capacity_percent"), "{{queue}}"), unit="percent"),
+               "Used capacity of each leaf queue, as a ratio of its configured capacity.",
+               q(m("queue_used_capacity_ratio"), "{{queue}}"), unit="percentunit"),
             ts("Snapshot size", "Objects in the advisor's latest snapshot.",
                q(total(m("snapshot_objects"), "kind"), "{{kind}}")),
         )),
@@ -162,8 +161,9 @@ CLUSTER = Board(
                q(total(m("borrowed_vcores")), "borrowed")),
             ts("Node resource changes per minute",
                "OPERA's node resource updates by outcome (dry_run, applied, blocked, ...).",
-               q(per_minute(m("actions_total", eq("kind", "update_node_resource")), "outcome"),
-                 "{{outcome}}"), unit="opm"),
+               # 0 (not "no data") until OPERA's first node resource recommendation
+               q(f'{per_minute(m("actions_total", eq("kind", "update_node_resource")), "outcome")}'
+                 ' or on() vector(0)', "{{outcome}}"), unit="opm"),
         )),
     ),
 )
@@ -224,7 +224,7 @@ ACTIONS = Board(
 
 
 def haste_score(score: str) -> Query:
-    return q(f'topk(10, {m("haste_app_score", eq("score", score))})', "{{app}}")
+    return q(f'topk(10, {m("haste_score", eq("score", score))})', "{{app}}")
 
 
 HASTE_PRIORITY = m("recommended_app_priority", eq("policy", "haste"))
@@ -274,14 +274,18 @@ CLASSIFIER = Board(
                  q(share(m(OUTCOMES, eq("actual", "long"), eq("predicted", "short")),
                          m(OUTCOMES, eq("actual", "long")))), unit="percentunit"),
             stat("Short recall (all time)", "Share of short tasks predicted short.",
-                 q(m("classifier_recall", eq("class", "short"))), unit="percentunit"),
+                 q(share(m(OUTCOMES, eq("actual", "short"), eq("predicted", "short")),
+                         m(OUTCOMES, eq("actual", "short")))), unit="percentunit"),
             stat("Short precision (all time)", "Share of tasks predicted short that were short.",
                  q(share(m(OUTCOMES, eq("actual", "short"), eq("predicted", "short")),
                          m(OUTCOMES, eq("predicted", "short")))), unit="percentunit"),
             stat("Long tasks called short (time range)", "Count in the dashboard range.",
                  q(in_range(m(OUTCOMES, eq("actual", "long"), eq("predicted", "short"))))),
             ts("Recall by actual class", "Running recall of the predictions, per actual class.",
-               q(m("classifier_recall"), "{{class}}"), unit="percentunit"),
+               q(share(m(OUTCOMES, eq("actual", "short"), eq("predicted", "short")),
+                       m(OUTCOMES, eq("actual", "short"))), "short"),
+               q(share(m(OUTCOMES, eq("actual", "long"), eq("predicted", "long")),
+                       m(OUTCOMES, eq("actual", "long"))), "long"), unit="percentunit"),
             ts("Outcomes per minute", "Scored predictions, by actual and predicted class.",
                q(per_minute(m(OUTCOMES), "actual, predicted"), "{{actual}} called {{predicted}}"),
                unit="opm"),
@@ -313,7 +317,7 @@ HEALTH = Board(
                  q(m("leader")), width=4),
             table("Version and configuration",
                   "The advisor's version and the hash of its configuration.",
-                  q(m("info")), width=8),
+                  q(m("build_info")), width=8),
         )),
         Row("Cycles", (
             ts("Cycle time per step", "Duration of each step of the latest cycle.",
@@ -327,7 +331,7 @@ HEALTH = Board(
                q(per_minute(m("cycles_skipped_total"), "reason"), "{{reason}}"), unit="opm",
                stacked=True),
             ts("Snapshot age", "Seconds between the cluster time of the snapshot and now.",
-               q(f'time() - {m("snapshot_taken_at_seconds")}', "age"), unit="s"),
+               q(f'time() - {m("snapshot_timestamp_seconds")}', "age"), unit="s"),
         )),
         Row("Sources", (
             ts("Connector errors per minute", "Failed reads, by source.",
