@@ -11,7 +11,8 @@ The actuator writes, per action id:
 - ``intent`` before a write is sent: kind, target, desired ``value`` and the
   ``previous`` value read from the RM just before;
 - ``result`` after it: ``outcome``, whether it was ``sent``, the RM's
-  ``answer``, the value ``observed`` when read back, and any ``error``;
+  ``answer``, the value ``observed`` when read back, and any ``error``
+  (``not_held``: the RM accepted the write but kept another value);
 - ``dry_run`` (what would have been done) and ``blocked`` (which guardrail
   stopped it) when nothing is sent.
 
@@ -145,7 +146,7 @@ class Action:
     value: Any
     previous: Any
     sent: bool
-    outcome: str  # applied | noop | refused | failed | unknown | standby | ... | "" (no result)
+    outcome: str  # applied | not_held | noop | refused | failed | unknown | standby | ... | ""
     answer: Any = None
     rollback_of: str | None = None
 
@@ -307,9 +308,24 @@ def journaled_write(writer: Writer, journal: Journal, base: Entry,
                          error=f"{type(exc).__name__}: {exc}",
                          status=getattr(exc, "status", None), observed=observed)
     else:
-        result = replace(result, outcome=out.status, sent=sent, previous=out.previous,
+        result = replace(result, outcome=_held(out, base.value), sent=sent, previous=out.previous,
                          answer=out.answer, observed=out.observed)
     return journal.append(result)
+
+
+# levers the RM applies synchronously, so the value read back right after the
+# write is the one it kept (node resources and labels settle through events)
+_READ_BACK = frozenset({Kind.SET_APP_PRIORITY, Kind.MOVE_APP_QUEUE, Kind.UPDATE_SCHEDULER_CONF})
+
+
+def _held(out: WriteOutcome, value: Any) -> str:
+    """``applied``, unless the value read back after the write is not the one sent
+    (the RM accepted it and kept another, e.g. a priority capped at the cluster's
+    maximum): then ``not_held``, so nobody counts it as done."""
+    if out.status == "applied" and out.kind in _READ_BACK and out.observed is not None \
+            and not lever(out.kind).same(out.observed, value):
+        return "not_held"
+    return out.status
 
 
 def _failure(writer: Writer, exc: Exception, sent: bool, kind: Kind, target: str,

@@ -154,6 +154,24 @@ class Scope(ConfigModel):
         return (not self.allow or hit(self.allow)) and not hit(self.deny)
 
 
+class KindLimits(ConfigModel):
+    """Per-target limits for one kind of action, in place of the actuator-wide ones."""
+
+    cooldown_s: float | None = Field(None, ge=0)
+    max_actions_per_target: int | None = Field(None, ge=1)
+
+
+# the kinds the actuator writes (advisor.recommendation.Kind minus the advisory ones;
+# a unit test checks the two agree: the configuration imports nothing of the advisor)
+LEVER_KINDS = ("set_app_priority", "move_app_queue", "kill_app", "update_scheduler_conf",
+               "replace_node_labels", "update_node_resource", "signal_container",
+               "add_cluster_labels", "remove_cluster_labels")
+
+# a node's schedulable resource follows measured use (OPERA's ramp and its return):
+# a few changes an hour would leave the lent headroom idle for most of it
+NODE_RESOURCE_LIMITS = KindLimits(cooldown_s=20.0, max_actions_per_target=60)
+
+
 class ActuatorSettings(ConfigModel):
     """The one writer's guardrails (enforce itself: top-level and per-policy ``dry_run``)."""
 
@@ -175,6 +193,27 @@ class ActuatorSettings(ConfigModel):
     max_snapshot_age_s: float = Field(120.0, gt=0)
     overcommit_timeout_ms: int = Field(-1, ge=-1)
     rollback_hold_s: float = Field(3600.0, ge=0)
+    kinds: dict[str, KindLimits] = Field(
+        default_factory=lambda: {"update_node_resource": NODE_RESOURCE_LIMITS})
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, kinds: dict[str, KindLimits]) -> dict[str, KindLimits]:
+        bad = [k for k in kinds if k not in LEVER_KINDS]
+        if bad:
+            raise ValueError(f"unknown kind(s) {', '.join(bad)} "
+                             f"(known: {', '.join(sorted(LEVER_KINDS))})")
+        return kinds
+
+    def cooldown_s_for(self, kind: str) -> float:
+        limits = self.kinds.get(kind)
+        return self.cooldown_s if limits is None or limits.cooldown_s is None else \
+            limits.cooldown_s
+
+    def max_actions_per_target_for(self, kind: str) -> int:
+        limits = self.kinds.get(kind)
+        return self.max_actions_per_target if limits is None or \
+            limits.max_actions_per_target is None else limits.max_actions_per_target
 
 
 class PolicySection(ConfigModel):

@@ -69,6 +69,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
                         "algorithm's parameters)")
     p.add_argument("--paper", choices=PAPERS,
                    help="the algorithm of the in-rm mode (default: the workload's paper:)")
+    p.add_argument("--warm", type=int, default=0, metavar="N",
+                   help="sidecar: N unmeasured runs of the same workload first, so the "
+                        "classifier knows the jobs as on a cluster it has watched before "
+                        "(default 0: every job is new)")
     p.add_argument("--nodes", type=int, metavar="N", help="number of nodes (overrides)")
     p.add_argument("--node-memory-mb", type=int, metavar="M")
     p.add_argument("--node-vcores", type=int, metavar="V")
@@ -90,6 +94,8 @@ def _positive(args: argparse.Namespace) -> list[str]:
         v = getattr(args, name)
         if v is not None and v <= 0:
             bad.append(f"--{name.replace('_', '-')} must be positive, got {v}")
+    if args.warm < 0:
+        bad.append(f"--warm must be 0 or more, got {args.warm}")
     return bad
 
 
@@ -171,7 +177,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             report, sim = run_baseline(wl, args.scheduler, show)
         elif mode == "sidecar":
             bar = ProgressBar(f"simulate {wl.name} sidecar") if show else None
-            report, tally, sim = run_sidecar(wl, args.scheduler, cfg, progress=bar)
+            report, tally, sim = run_sidecar(wl, args.scheduler, cfg, progress=bar,
+                                             warm=args.warm)
             if bar is not None:
                 bar.close()
             extra = {"advisor": tally.to_json()}

@@ -6,8 +6,8 @@ time. It senses :func:`~yarn_advisor.simulator.snapshot.snapshot` of the
 simulated RM and writes through :class:`~yarn_advisor.simulator.writer.SimWriter`,
 so its writes change the simulation exactly where the real levers would
 change the RM, one cycle late as in production. Guardrail windows follow the
-simulated clock. The journal goes to a scratch directory unless the
-configuration names one.
+simulated clock. The journal and the classifier's checkpoint go to a scratch
+directory (a copy of the configured checkpoint, when there is one).
 
 What the what-if assumes: enforce mode (the top-level ``dry_run`` is set to
 false; a policy whose own ``dry_run`` is true stays advisory, as it would in
@@ -16,8 +16,10 @@ production).
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from yarn_advisor.advisor.model import Snapshot
@@ -61,36 +63,55 @@ class AdvisorTally:
                 "blocked": self.blocked}
 
 
-def sidecar_config(cfg: AdvisorConfig | None, state_dir: str) -> AdvisorConfig:
-    """``cfg`` (or the defaults) in enforce mode, without the HTTP server, journaling
-    under ``state_dir`` unless it names its own journal."""
+def sidecar_config(cfg: AdvisorConfig | None, state_dir: str,
+                   checkpoint: str) -> AdvisorConfig:
+    """``cfg`` (or the defaults) in enforce mode, without the HTTP server, with its
+    journal under ``state_dir`` and the classifier's checkpoint at ``checkpoint``
+    (a scratch copy: a simulation never writes the user's files)."""
     base = cfg if cfg is not None else load_config()
-    overrides: dict[str, object] = {"dry_run": False, "server": {"enabled": False}}
-    if base.actuator.journal_path is None:
-        overrides["state_dir"] = state_dir
-    return with_overrides(base, overrides)
+    return with_overrides(base, {
+        "dry_run": False, "server": {"enabled": False}, "state_dir": state_dir,
+        "actuator": {"journal_path": None}, "classifier": {"checkpoint": checkpoint}})
 
 
 def run_sidecar(wl: Workload, scheduler: str | Scheduler | None = None,
                 cfg: AdvisorConfig | None = None, progress: Progress | None = None,
-                sample_ms: int = 0) -> tuple[Report, AdvisorTally, Simulation]:
+                sample_ms: int = 0, warm: int = 0) -> tuple[Report, AdvisorTally, Simulation]:
     """Run ``wl`` with the advisor beside the scheduler: the report, what the advisor
-    did, and the simulation (for its timeline)."""
+    did, and the simulation (for its timeline).
+
+    The classifier starts from the configuration's checkpoint when it names one
+    (a copy), else empty. ``warm`` runs of the same workload come first, unmeasured,
+    each on a fresh simulated cluster with a fresh journal: the checkpoint carries
+    what they taught the classifier, as it carries a production cluster's history
+    across restarts (jobs recur). ``warm`` 0 and no checkpoint: every job is new.
+    """
     with tempfile.TemporaryDirectory(prefix="yarn-advisor-sidecar-") as scratch:
-        conf = sidecar_config(cfg, scratch)
-        sim = Simulation(wl, scheduler=scheduler, mode="sidecar", sample_ms=sample_ms)
-        writer = SimWriter(sim)
-        advisor = build_advisor(conf, SimSensor(sim), writer, persist=False,
-                                snapshot_clock=True)
-        tally = AdvisorTally()
-        interval_ms = max(1000, int(conf.sense.interval_s * 1000))
+        checkpoint = Path(scratch) / "classifier.json"
+        given = cfg.classifier.checkpoint if cfg is not None else None
+        if given and Path(given).is_file():
+            shutil.copyfile(given, checkpoint)
+        for i in range(warm):
+            _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/warm{i}", str(checkpoint)),
+                     None, sample_ms)
+        return _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/run", str(checkpoint)),
+                        progress, sample_ms)
 
-        def cycle(s: Simulation) -> None:
-            _count(tally, advisor.run_once(s.cluster_ts + s.now))
 
-        sim.every(interval_ms, cycle)
-        report = sim.run(progress=progress)
-        tally.blocked, tally.sent = dict(advisor.actuator.blocked), writer.sent
+def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfig,
+             progress: Progress | None, sample_ms: int) -> tuple[Report, AdvisorTally, Simulation]:
+    sim = Simulation(wl, scheduler=scheduler, mode="sidecar", sample_ms=sample_ms)
+    writer = SimWriter(sim)
+    advisor = build_advisor(conf, SimSensor(sim), writer, persist=True, snapshot_clock=True)
+    tally = AdvisorTally()
+    interval_ms = max(1000, int(conf.sense.interval_s * 1000))
+
+    def cycle(s: Simulation) -> None:
+        _count(tally, advisor.run_once(s.cluster_ts + s.now))
+
+    sim.every(interval_ms, cycle)
+    report = sim.run(progress=progress)
+    tally.blocked, tally.sent = dict(advisor.actuator.blocked), writer.sent
     return report, tally, sim
 
 

@@ -123,7 +123,8 @@ def test_priority_above_the_maximum_is_capped(tmp_path: Path) -> None:
     sim.run(until_ms=1500)
     outcome, rec = _write(SimWriter(sim), tmp_path, "set_app_priority",
                           sim.app_of_job["a"].id, 50)
-    assert (outcome, rec["observed"]) == ("applied", 10)
+    # the RM keeps its maximum, not what was sent
+    assert (outcome, rec["observed"]) == ("not_held", 10)
 
 
 def test_move_app_queue_moves_the_app_and_its_usage(tmp_path: Path) -> None:

@@ -107,7 +107,7 @@ def test_the_cli_json_line_and_png(tmp_path: Path, capsys: pytest.CaptureFixture
     png = tmp_path / "t.png"
     assert main(["simulate", "--workload", str(good), "--json", "--mode", "all",
                  "--scheduler", "fair", "--paper", "haste", "--png", str(png)]) == 0
-    out, err = capsys.readouterr()
+    out, _err = capsys.readouterr()
     base, side, inrm = (json.loads(line) for line in out.splitlines())
     for report in (base, side, inrm):
         for key in ("mode", "makespan_s", "mean_jct_s", "p95_jct_s", "utilization",
