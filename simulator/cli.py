@@ -15,7 +15,8 @@ paper's algorithm as the RM's scheduler, :mod:`yarn_advisor.simulator.inrm`:
 too; its line adds ``paper``); ``all`` runs the three and the sidecar line
 adds ``recovered``: the share of the in-RM gain over the baseline the sidecar
 gets, ``(baseline - sidecar) / (baseline - in_rm)`` for ``makespan`` and
-``mean_jct`` (null when the in-RM mode gains nothing).
+``mean_jct`` (null when the in-RM mode gains nothing: less than 1 % of the
+baseline, where the ratio would only magnify noise).
 Exit status: 0; 1 when a run stalled (jobs left that could never run);
 2 for bad input (every problem is printed with its file and line or job).
 """
@@ -47,6 +48,7 @@ from yarn_advisor.simulator.timeline import TimelineError, write_timeline
 from yarn_advisor.simulator.workload import load_workload
 
 MODES = ("baseline", "sidecar", "in-rm")
+MIN_GAIN = 0.01  # an in-RM gain below 1 % of the baseline counts as none (share null)
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
@@ -209,9 +211,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
 
 
 def recovered(base: Report, side: Report, inrm: Report) -> dict[str, float | None]:
-    """The share of the in-RM gain over the baseline that the sidecar recovers."""
+    """The share of the in-RM gain over the baseline that the sidecar recovers:
+    ``(baseline - sidecar) / (baseline - in_rm)``; None when the in-RM mode gains
+    less than ``MIN_GAIN`` of the baseline (no gain to recover)."""
     def share(b: float, s: float, i: float) -> float | None:
-        return round((b - s) / (b - i), 4) if b - i > 0 else None
+        return round((b - s) / (b - i), 4) if b - i > MIN_GAIN * b else None
     return {"makespan": share(base.makespan_s, side.makespan_s, inrm.makespan_s),
             "mean_jct": share(base.mean_jct_s, side.mean_jct_s, inrm.mean_jct_s)}
 

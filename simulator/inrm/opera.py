@@ -3,8 +3,9 @@
 The algorithms are the advisor's (:mod:`yarn_advisor.advisor.policies.opera.core`
 and ``bulk``); here they run where the paper put them, in the RM and the NMs:
 
-* every heartbeat of node i (Alg 3, or Alg 4 with ``reservation:
-  multi_chance``, the advisor's default): ``GA_i = C_i - sum of the normal
+* every heartbeat of node i (Alg 3 with ``reservation: strict``, else Alg 4:
+  ``none``, the sidecar's default where YARN keeps its own reservations, means
+  Alg 4 here, the paper's multi-chance reservation in the RM): ``GA_i = C_i - sum of the normal
   containers' demands`` (Eq 6), ``OA_i = C_i - sum TU_t`` (Eq 7) less the
   blocked ``BR_i`` under PRESERVE (Eq 4); the next task of the Fair-ordered
   queue (apps by deficit: an equal share ``1/N`` of the cluster minus the
@@ -180,7 +181,7 @@ class OperaScheduler(InRMBase):
         before = {id(r): r for r in reserved}
         pool = Queue(entries)
         p = self.params
-        if p.reservation == "multi_chance":
+        if p.reservation != "strict":
             node_update_multi_bulk(slot, reserved, pool, least, p.eps_r, p.eps_s)
         else:
             oc.node_update_strict(slot, reserved, pool.next_task, least)
