@@ -116,7 +116,7 @@ def share(paper_value: float | str, in_rm: float | None, sidecar: float | None) 
         return None
     want = (1 if paper_value.startswith(">") else -1) if isinstance(paper_value, str) \
         else (1 if paper_value > 0 else -1)
-    return round(sidecar / in_rm, 3) if in_rm * want > 0 else None
+    return round(sidecar / in_rm, 3) + 0.0 if in_rm * want > 0 else None
 
 
 def make_row(paper: str, table: str, metric: str, paper_value: float | str,
