@@ -176,11 +176,13 @@ def test_priority_reorders_pending_apps_in_a_fifo_leaf_queue(
         assert app(c, newest["id"])["priority"] == 9
 
         def started() -> set[str] | None:
-            if newest["id"] in {a["id"] for a in without_am(c)}:
+            now_waiting = {a["id"] for a in without_am(c)}
+            if newest["id"] in now_waiting:
                 return None
-            return {a["id"] for a in without_am(c)} & older or {"none"}
+            return now_waiting & older or {"none"}
 
-        still_waiting = wait_until(started, "the raised app to start", timeout=240)
+        # polled often: on a loaded machine several apps may start between two polls
+        still_waiting = wait_until(started, "the raised app to start", timeout=240, every=0.2)
         assert still_waiting != {"none"}, "every older app started first: priority ignored"
     finally:
         writer.apply("update_scheduler_conf", "adhoc", {
