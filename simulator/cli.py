@@ -9,8 +9,14 @@ With ``--json`` it prints one JSON object per line, one per mode, each with
 ``used_utilization``, ``locality_rate``, ``kills`` and ``wasted_container_s``.
 Modes: ``baseline`` (the scheduler alone); ``sidecar`` (the advisor's own
 daemon beside it, in enforce mode, configured by ``--config``; its line adds
-``advisor``: cycles and actions by policy, kind and outcome); ``in-rm`` (the
-papers' algorithms as the scheduler) is not wired yet.
+``advisor``: cycles and actions by policy, kind and outcome); ``in-rm`` (one
+paper's algorithm as the RM's scheduler, :mod:`yarn_advisor.simulator.inrm`:
+``--paper``, else the workload's ``paper:``; its parameters from ``--config``
+too; its line adds ``paper``); ``all`` runs the three and the sidecar line
+adds ``recovered``: the share of the in-RM gain over the baseline the sidecar
+gets, ``(baseline - sidecar) / (baseline - in_rm)`` for ``makespan`` and
+``mean_jct`` (null when the in-RM mode gains nothing: less than 1 % of the
+baseline, where the ratio would only magnify noise).
 Exit status: 0; 1 when a run stalled (jobs left that could never run);
 2 for bad input (every problem is printed with its file and line or job).
 """
@@ -27,6 +33,7 @@ from typing import Any
 from yarn_advisor.advisor.settings import load_config
 from yarn_advisor.config.base import ConfigError
 from yarn_advisor.simulator.fields import WorkloadError
+from yarn_advisor.simulator.inrm import run_inrm
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.progress import ProgressBar
 from yarn_advisor.simulator.readers.common import TraceOptions
@@ -36,12 +43,12 @@ from yarn_advisor.simulator.readers.swim import read_swim
 from yarn_advisor.simulator.schedulers import SCHEDULERS
 from yarn_advisor.simulator.sidecar import AdvisorTally, run_sidecar
 from yarn_advisor.simulator.simulation import Simulation
-from yarn_advisor.simulator.spec import NodeGroup, Workload
+from yarn_advisor.simulator.spec import PAPERS, NodeGroup, Workload
 from yarn_advisor.simulator.timeline import TimelineError, write_timeline
 from yarn_advisor.simulator.workload import load_workload
 
 MODES = ("baseline", "sidecar", "in-rm")
-NOT_YET = frozenset({"in-rm"})
+MIN_GAIN = 0.01  # an in-RM gain below 1 % of the baseline counts as none (share null)
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
@@ -60,7 +67,10 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
                    help="baseline scheduler (default: the workload's own)")
     p.add_argument("--mode", choices=(*MODES, "all"), default="baseline")
     p.add_argument("--config", type=Path, metavar="ADVISOR_YAML",
-                   help="advisor configuration for the sidecar mode")
+                   help="advisor configuration for the sidecar mode (and the in-rm "
+                        "algorithm's parameters)")
+    p.add_argument("--paper", choices=PAPERS,
+                   help="the algorithm of the in-rm mode (default: the workload's paper:)")
     p.add_argument("--warm", type=int, default=0, metavar="N",
                    help="sidecar: N unmeasured runs of the same workload first, so the "
                         "classifier knows the jobs as on a cluster it has watched before "
@@ -137,10 +147,6 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         for msg in problems:
             print(f"yarn-advisor simulate: {msg}", file=sys.stderr)
         return 2
-    if args.mode in NOT_YET:
-        print(f"yarn-advisor simulate: mode {args.mode!r} is not available yet "
-              "(only 'baseline' is wired)", file=sys.stderr)
-        return 2
     cfg = None
     if args.config is not None:
         try:
@@ -155,29 +161,44 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         for msg in exc.problems:
             print(f"  {msg}", file=sys.stderr)
         return 2
+    paper = args.paper or wl.paper
+    if args.mode in ("in-rm", "all") and not paper:
+        where = f"`paper:` in {args.workload}" if args.workload is not None else \
+            "`paper:` in a workload file"
+        print(f"yarn-advisor simulate: mode {args.mode!r} needs a paper: --paper "
+              f"{'|'.join(PAPERS)} or {where}", file=sys.stderr)
+        return 2
     show = sys.stderr.isatty() if args.progress is None else args.progress
-    modes = ["baseline", "sidecar"] if args.mode == "all" else [args.mode]
+    modes = ["baseline", "sidecar", "in-rm"] if args.mode == "all" else [args.mode]
     runs: list[tuple[Report, Simulation]] = []
+    lines: list[tuple[Report, dict[str, Any], AdvisorTally | None]] = []
     for mode in modes:
+        tally: AdvisorTally | None = None
+        extra: dict[str, Any] = {}
         if mode == "baseline":
             report, sim = run_baseline(wl, args.scheduler, show)
-            extra: dict[str, Any] = {}
-        else:
+        elif mode == "sidecar":
             bar = ProgressBar(f"simulate {wl.name} sidecar") if show else None
             report, tally, sim = run_sidecar(wl, args.scheduler, cfg, progress=bar,
                                              warm=args.warm)
             if bar is not None:
                 bar.close()
             extra = {"advisor": tally.to_json()}
-        runs.append((report, sim))
-        if args.json:
-            print(json.dumps({**report.to_json(with_jobs=args.jobs), **extra}, sort_keys=True),
-                  flush=True)
         else:
-            print(_human(report) + ("" if not extra else "\n" + _human_tally(tally)),
-                  flush=True)
+            bar = ProgressBar(f"simulate {wl.name} in-rm {paper}") if show else None
+            report, sim = run_inrm(wl, paper, cfg, progress=bar)
+            if bar is not None:
+                bar.close()
+            extra = {"paper": paper}
+        runs.append((report, sim))
+        lines.append((report, extra, tally))
+        if args.mode != "all" or mode == "baseline":
+            _print(args, report, extra, tally)
     if args.mode == "all":
-        print("yarn-advisor simulate: mode 'in-rm' is not available yet", file=sys.stderr)
+        (base, _, _), (side, side_extra, side_tally), (inrm, inrm_extra, _) = lines
+        side_extra["recovered"] = recovered(base, side, inrm)
+        _print(args, side, side_extra, side_tally)
+        _print(args, inrm, inrm_extra, None)
     if args.png is not None:
         try:
             write_timeline([(f"{wl.name}: {r.scheduler} ({r.mode})", s.metrics.samples,
@@ -187,6 +208,33 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
             return 2
     return 1 if any(r.stalled for r, _ in runs) else 0
+
+
+def recovered(base: Report, side: Report, inrm: Report) -> dict[str, float | None]:
+    """The share of the in-RM gain over the baseline that the sidecar recovers:
+    ``(baseline - sidecar) / (baseline - in_rm)``; None when the in-RM mode gains
+    less than ``MIN_GAIN`` of the baseline (no gain to recover)."""
+    def share(b: float, s: float, i: float) -> float | None:
+        return round((b - s) / (b - i), 4) if b - i > MIN_GAIN * b else None
+    return {"makespan": share(base.makespan_s, side.makespan_s, inrm.makespan_s),
+            "mean_jct": share(base.mean_jct_s, side.mean_jct_s, inrm.mean_jct_s)}
+
+
+def _print(args: argparse.Namespace, report: Report, extra: dict[str, Any],
+           tally: AdvisorTally | None) -> None:
+    if args.json:
+        print(json.dumps({**report.to_json(with_jobs=args.jobs), **extra}, sort_keys=True),
+              flush=True)
+        return
+    text = _human(report)
+    if tally is not None:
+        text += "\n" + _human_tally(tally)
+    rec = extra.get("recovered")
+    if rec is not None:
+        text += "\n  recovers of the in-RM gain: " + ", ".join(
+            f"{k.replace('_', ' ')} {'n/a' if v is None else f'{100 * v:.0f} %'}"
+            for k, v in rec.items())
+    print(text, flush=True)
 
 
 def _human_tally(t: AdvisorTally) -> str:

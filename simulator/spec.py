@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 
 MAP = "MAP"
 REDUCE = "REDUCE"
+# the papers whose algorithm can run as the RM's scheduler (simulator.inrm)
+PAPERS = ("haste", "haste-a", "opera", "matchmaking", "anacrac", "prism")
 
 
 @dataclass(frozen=True, slots=True)
@@ -226,3 +228,4 @@ class Workload:
     source: str = ""
     seed: int = 1
     notes: tuple[str, ...] = field(default=())
+    paper: str = ""  # the paper whose algorithm the in-rm mode runs by default

@@ -4,6 +4,7 @@ Format (every field optional unless marked; unknown fields are errors)::
 
     name: haste-table2
     seed: 1
+    paper: haste                      # the in-rm mode's default algorithm (see simulator.inrm)
     cluster:
       nodes: 8                        # identical nodes ...
       memory_mb: 8192
@@ -84,6 +85,7 @@ from yarn_advisor.simulator.fields import Fields, WorkloadError
 from yarn_advisor.simulator.located import LDict, LList, LocatedError, line_of, load_located
 from yarn_advisor.simulator.spec import (
     MAP,
+    PAPERS,
     REDUCE,
     Cluster,
     Job,
@@ -100,7 +102,8 @@ JOB_KEYS = ("id", "name", "submit_s", "after", "iterations", "user", "queue", "p
 STAGE_KEYS = ("count", "request", "duration_s", "durations_s", "jitter", "input", "phases",
               "fail_off_tag", "per_node_limit", "fail_at", "rack_local_factor",
               "off_switch_factor")
-TOP_KEYS = ("name", "seed", "cluster", "scheduler", "defaults", "jobs", "generate", "notes")
+TOP_KEYS = ("name", "seed", "cluster", "scheduler", "defaults", "jobs", "generate", "notes",
+            "paper")
 
 
 def load_workload(path: str | Path) -> Workload:
@@ -123,6 +126,7 @@ def parse_workload(data: Any, file: str) -> Workload:
     errors: list[str] = []
     top = Fields(data, file, "", errors, TOP_KEYS, line=1)
     seed = top.integer("seed", 1)
+    paper = top.string("paper", "", PAPERS) if top.has("paper") else ""
     cluster = read_cluster(top.raw("cluster", LDict()), file, top.at("cluster"), errors)
     scheduler = read_scheduler(top.raw("scheduler", LDict()), file, top.at("scheduler"), errors)
     defaults = top.raw("defaults", LDict())
@@ -149,7 +153,8 @@ def parse_workload(data: Any, file: str) -> Workload:
     notes = top.raw("notes", [])
     return Workload(name=top.string("name", Path(file).stem), cluster=cluster,
                     scheduler=scheduler, jobs=tuple(jobs), source=file, seed=seed,
-                    notes=tuple(str(n) for n in notes) if isinstance(notes, list) else ())
+                    notes=tuple(str(n) for n in notes) if isinstance(notes, list) else (),
+                    paper=paper)
 
 
 def _merge(defaults: dict[str, Any], job: Any) -> Any:

@@ -106,18 +106,18 @@ def test_the_cli_json_line_and_png(tmp_path: Path, capsys: pytest.CaptureFixture
     good = _file(tmp_path, "good.yaml", GOOD)
     png = tmp_path / "t.png"
     assert main(["simulate", "--workload", str(good), "--json", "--mode", "all",
-                 "--scheduler", "fair", "--png", str(png)]) == 0
-    out, err = capsys.readouterr()
-    base, side = (json.loads(line) for line in out.splitlines())
-    for report in (base, side):
+                 "--scheduler", "fair", "--paper", "haste", "--png", str(png)]) == 0
+    out, _err = capsys.readouterr()
+    base, side, inrm = (json.loads(line) for line in out.splitlines())
+    for report in (base, side, inrm):
         for key in ("mode", "makespan_s", "mean_jct_s", "p95_jct_s", "utilization",
                     "locality_rate", "kills", "wasted_container_s"):
             assert key in report
-        assert report["scheduler"] == "fairScheduler"
         assert set(report["utilization"]) == {"memory", "vcores"}
-    assert (base["mode"], side["mode"]) == ("baseline", "sidecar")
+    assert base["scheduler"] == side["scheduler"] == "fairScheduler"
+    assert (base["mode"], side["mode"], inrm["mode"]) == ("baseline", "sidecar", "in-rm")
     assert "advisor" not in base and side["advisor"]["cycles"] > 0
-    assert "'in-rm' is not available yet" in err
+    assert set(side["recovered"]) == {"makespan", "mean_jct"}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["simulate", "--workload", str(good), "--mode", "in-rm"]) == 2
 
