@@ -12,7 +12,8 @@ daemon beside it, in enforce mode, configured by ``--config``; its line adds
 ``advisor``: cycles and actions by policy, kind and outcome); ``in-rm`` (one
 paper's algorithm as the RM's scheduler, :mod:`yarn_advisor.simulator.inrm`:
 ``--paper``, else the workload's ``paper:``; its parameters from ``--config``
-too; its line adds ``paper``); ``all`` runs the three and the sidecar line
+too; its line adds ``paper``); ``all`` runs the three (without a paper, as for a
+trace: baseline and sidecar) and the sidecar line
 adds ``recovered``: the share of the in-RM gain over the baseline the sidecar
 gets, ``(baseline - sidecar) / (baseline - in_rm)`` for ``makespan`` and
 ``mean_jct`` (null when the in-RM mode gains nothing: less than 1 % of the
@@ -162,14 +163,16 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(f"  {msg}", file=sys.stderr)
         return 2
     paper = args.paper or wl.paper
-    if args.mode in ("in-rm", "all") and not paper:
+    if args.mode == "in-rm" and not paper:
         where = f"`paper:` in {args.workload}" if args.workload is not None else \
             "`paper:` in a workload file"
         print(f"yarn-advisor simulate: mode {args.mode!r} needs a paper: --paper "
               f"{'|'.join(PAPERS)} or {where}", file=sys.stderr)
         return 2
     show = sys.stderr.isatty() if args.progress is None else args.progress
-    modes = ["baseline", "sidecar", "in-rm"] if args.mode == "all" else [args.mode]
+    # a trace (or a workload without paper:) has no in-RM algorithm: all = the two others
+    modes = (["baseline", "sidecar", "in-rm"] if paper else ["baseline", "sidecar"]) \
+        if args.mode == "all" else [args.mode]
     runs: list[tuple[Report, Simulation]] = []
     lines: list[tuple[Report, dict[str, Any], AdvisorTally | None]] = []
     for mode in modes:
@@ -194,7 +197,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         lines.append((report, extra, tally))
         if args.mode != "all" or mode == "baseline":
             _print(args, report, extra, tally)
-    if args.mode == "all":
+    if args.mode == "all" and not paper:
+        _print(args, *lines[1])
+    elif args.mode == "all":
         (base, _, _), (side, side_extra, side_tally), (inrm, inrm_extra, _) = lines
         side_extra["recovered"] = recovered(base, side, inrm)
         _print(args, side, side_extra, side_tally)

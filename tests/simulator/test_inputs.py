@@ -120,6 +120,11 @@ def test_the_cli_json_line_and_png(tmp_path: Path, capsys: pytest.CaptureFixture
     assert set(side["recovered"]) == {"makespan", "mean_jct"}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["simulate", "--workload", str(good), "--mode", "in-rm"]) == 2
+    capsys.readouterr()
+    # without a paper (a trace, or a workload of one's own) all = baseline and sidecar
+    assert main(["simulate", "--workload", str(good), "--json", "--mode", "all"]) == 0
+    modes = [json.loads(line)["mode"] for line in capsys.readouterr().out.splitlines()]
+    assert modes == ["baseline", "sidecar"]
 
 
 # --- SWIM ---------------------------------------------------------------------------
