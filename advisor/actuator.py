@@ -8,7 +8,8 @@ first that fires blocks it (journaled ``blocked`` with that reason):
 
 kill switch (config, file, SIGUSR1) -> stale snapshot -> RM restarted or failed
 over since an earlier cycle and its nodes not all re-registered yet (``rm_resync``,
-at most ``RESYNC_S``) -> RM not active in the snapshot -> writes not allowed now (``may_write``: e.g. not the HA leader)
+at most ``RESYNC_S``) -> RM not active in the snapshot -> writes not allowed now
+(``may_write``: e.g. not the HA leader)
 -> lever unavailable on this RM (``levers.unavailable``: e.g. priorities
 capped at 0) -> kill-like not allowed -> scope (queue/app/node allow- and denylists) ->
 hold after a rollback -> cooldown -> max actions per target (in a window) ->
