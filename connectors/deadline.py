@@ -34,14 +34,16 @@ def _tracked(conn: Any, call: Any) -> Any:
             _in_use.pop(ident, None)
 
 
-class _HTTPPool(HTTPConnectionPool):
+class TrackedHTTPConnectionPool(HTTPConnectionPool):
     def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> Any:
-        return _tracked(conn, lambda: super(_HTTPPool, self)._make_request(conn, *args, **kwargs))
+        parent = super()._make_request
+        return _tracked(conn, lambda: parent(conn, *args, **kwargs))
 
 
-class _HTTPSPool(HTTPSConnectionPool):
+class TrackedHTTPSConnectionPool(HTTPSConnectionPool):
     def _make_request(self, conn: Any, *args: Any, **kwargs: Any) -> Any:
-        return _tracked(conn, lambda: super(_HTTPSPool, self)._make_request(conn, *args, **kwargs))
+        parent = super()._make_request
+        return _tracked(conn, lambda: parent(conn, *args, **kwargs))
 
 
 def install(session: requests.Session) -> None:
@@ -50,7 +52,8 @@ def install(session: requests.Session) -> None:
         adapter = session.get_adapter(prefix)
         manager = getattr(adapter, "poolmanager", None)
         if manager is not None:
-            manager.pool_classes_by_scheme = {"http": _HTTPPool, "https": _HTTPSPool}
+            manager.pool_classes_by_scheme = {"http": TrackedHTTPConnectionPool,
+                                              "https": TrackedHTTPSConnectionPool}
 
 
 class Watchdog:
