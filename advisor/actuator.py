@@ -6,8 +6,10 @@ and returns counts by ``(kind, policy, outcome)``. Advisory kinds are never
 sent. Each other recommendation passes the guardrails in this order, the
 first that fires blocks it (journaled ``blocked`` with that reason):
 
-kill switch (config, file, SIGUSR1) -> stale snapshot -> RM not active in the
-snapshot -> writes not allowed now (``may_write``: e.g. not the HA leader)
+kill switch (config, file, SIGUSR1) -> stale snapshot -> RM restarted or failed
+over since an earlier cycle and its nodes not all re-registered yet (``rm_resync``,
+at most ``RESYNC_S``) -> RM not active in the snapshot -> writes not allowed now
+(``may_write``: e.g. not the HA leader)
 -> lever unavailable on this RM (``levers.unavailable``: e.g. priorities
 capped at 0) -> kill-like not allowed -> scope (queue/app/node allow- and denylists) ->
 hold after a rollback -> cooldown -> max actions per target (in a window) ->
@@ -58,6 +60,10 @@ QUIET_S = 600.0  # the same block of the same target is journaled once per this 
 # summed up in one line per (reason, kind, policy): a dry run on 44,000 apps wrote
 # 44,000 fsync'd lines (47 MB) a cycle, now at most this many plus a few summaries
 BLOCKED_LINES_PER_CYCLE = 50
+# after an RM restart or failover the NodeManagers re-register at their next retry
+# (30 s apart by default): the mini cluster's took 20 s, and the advisor wrote in
+# every cycle of them on half the nodes. Writes wait for the nodes, this long at most.
+RESYNC_S = 120.0
 
 
 class _Veto(Exception):
@@ -105,6 +111,8 @@ class Actuator:
     # (kind, target) -> its value before the advisor's first change in the window:
     # a write back to it (a return, a relief) is never rate-limited
     _origins: dict[tuple[Kind, str], Any] = field(default_factory=dict)
+    _rm_seen: tuple[int, int] = (0, 0)  # the RM's start time and RUNNING nodes, last cycle
+    _resync_since: float | None = None
 
     def __post_init__(self) -> None:
         entries, self._offset = self.journal.read()
@@ -217,11 +225,29 @@ class Actuator:
             return "kill_switch"
         if now - snap.taken_at / 1000 > s.max_snapshot_age_s:
             return "stale_snapshot"
+        if self._resyncing(snap, now):
+            return "rm_resync"
         if snap.cluster.ha_state not in ("ACTIVE", ""):
             return "rm_not_active"
         if not self.may_write():
             return "not_leader"
         return None
+
+    def _resyncing(self, snap: Snapshot, now: float) -> bool:
+        """True while the RM has restarted (or failed over: another start time) since an
+        earlier cycle and fewer nodes are RUNNING than before it, for RESYNC_S at most."""
+        started = snap.cluster.started_on
+        nodes = sum(n.state == "RUNNING" for n in snap.nodes)
+        last_started, expected = self._rm_seen
+        if last_started and started and started != last_started:
+            self._resync_since = now
+        if self._resync_since is not None:
+            if nodes < expected and now - self._resync_since < RESYNC_S:
+                self._rm_seen = (started, expected)
+                return True
+            self._resync_since = None
+        self._rm_seen = (started, nodes)
+        return False
 
     def _guard(self, rec: Recommendation, previous: Any, snap: Snapshot, now: float,
                cycle: _Cycle) -> str | None:

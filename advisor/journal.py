@@ -238,8 +238,16 @@ class Journal:
         return out, offset + end
 
     def entries(self) -> list[Entry]:
-        """Every readable entry of every segment, oldest first."""
-        return [e for path in self.segments() for e in self._read(path, 0)[0]]
+        """Every readable entry of every segment, oldest first. An unterminated last
+        line (a crash mid-write, nothing appended since) counts in ``unreadable``:
+        rollback must say it could not read it, not drop it silently."""
+        out: list[Entry] = []
+        for path in self.segments():
+            found, end = self._read(path, 0)
+            out.extend(found)
+            if _torn_after(path, end):
+                self.unreadable += 1
+        return out
 
     def actions(self) -> list[Action]:
         """Every action that has an ``intent`` or a ``result``, in journal order."""
@@ -268,6 +276,22 @@ def _torn_tail(fd: int) -> bool:
     """True when the file's last byte is not a newline (a torn last line)."""
     size = os.fstat(fd).st_size
     return size > 0 and os.pread(fd, 1, size - 1) != b"\n"
+
+
+def _torn_after(path: Path, end: int, settle_s: float = 0.05) -> bool:
+    """True when ``path`` holds bytes after offset ``end`` (its last newline) that do
+    not become a whole line within ``settle_s`` (a write in progress ends at once)."""
+    for wait in (0.0, settle_s):
+        time.sleep(wait)
+        try:
+            with open(path, "rb") as fh:
+                fh.seek(end)
+                tail = fh.read()
+        except FileNotFoundError:
+            return False
+        if not tail.strip() or b"\n" in tail:
+            return False
+    return True
 
 
 def _fsync_dir(path: Path) -> None:

@@ -6,7 +6,16 @@ go on), in dry-run, with the classifier and every policy on. Every ``--sample``
 cycles it samples the process: resident memory, open file descriptors, threads,
 Python objects tracked by the garbage collector, and the journal's bytes on disk
 (every segment). At the end it prints the curve and, over the second half (after
-warm-up), the slope of each per 1,000 cycles: a leak shows as a steady slope.
+warm-up), the least-squares slope of each per hour and per 1,000 cycles: a leak
+shows as a steady slope.
+
+The journal is bounded two ways (the actuator's choice, stated here because the
+soak checks it): a cycle journals at most 50 blocked recommendations one line
+each and sums up the rest in one line per (reason, kind, policy); the same block
+of the same target is journaled once per 10 minutes; and the file rotates at
+``actuator.journal_max_mb`` keeping ``journal_keep`` segments. So over a soak the
+journal's bytes grow at most linearly with cycles until the first rotation, then
+stay flat.
 
     python bench/soak.py --minutes 60            # an hour (the default)
     python bench/soak.py --minutes 5 --json      # a short run, one JSON object
@@ -26,11 +35,14 @@ from typing import Any
 
 import numpy as np
 
+from yarn_advisor.advisor.actuator import BLOCKED_LINES_PER_CYCLE
+from yarn_advisor.advisor.journal import Journal
 from yarn_advisor.advisor.replaying import replay_advisor
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.settings import load_config, with_overrides
 from yarn_advisor.connectors.replay import open_recording, replaying
 
 ROOT = Path(__file__).resolve().parents[1]
+KEYS = ("rss_mb", "fds", "threads", "gc_objects", "journal_kb")
 
 
 def _rss_mb() -> float:
@@ -42,9 +54,13 @@ def _fds() -> int:
     return len(os.listdir("/proc/self/fd"))
 
 
-def soak(recording: Path, config: Path | None, minutes: float, sample: int) -> dict[str, Any]:
+def soak(recording: Path, config: Path | None, minutes: float, sample: int,
+         journal_max_mb: float | None = None) -> dict[str, Any]:
     rec = open_recording(recording)
-    advisor = replay_advisor(rec, load_config(config))
+    cfg = load_config(config)
+    if journal_max_mb is not None:  # a small rotation size shows the bound within the run
+        cfg = with_overrides(cfg, {"actuator": {"journal_max_mb": journal_max_mb}})
+    advisor = replay_advisor(rec, cfg)
     journal = advisor.actuator.journal
     span = rec.cycles[-1].taken_at - rec.cycles[0].taken_at + 30_000
     deadline = time.monotonic() + minutes * 60
@@ -65,15 +81,25 @@ def soak(recording: Path, config: Path | None, minutes: float, sample: int) -> d
                          "journal_kb": round(sum(p.stat().st_size for p in journal.segments())
                                              / 1024, 1)})
     half = rows[len(rows) // 2:]
-    slopes = {}
+    per_cycles: dict[str, float] = {}
+    per_hour: dict[str, float] = {}
     if len(half) >= 2:
-        x = np.array([r["cycle"] for r in half], dtype=float)
-        for key in ("rss_mb", "fds", "threads", "gc_objects", "journal_kb"):
+        cycles = np.array([r["cycle"] for r in half], dtype=float)
+        hours = np.array([r["seconds"] for r in half], dtype=float) / 3600
+        for key in KEYS:
             y = np.array([r[key] for r in half], dtype=float)
-            slopes[key] = round(float(np.polyfit(x, y, 1)[0]) * 1000, 3)
+            per_cycles[key] = round(float(np.polyfit(cycles, y, 1)[0]) * 1000, 3)
+            if np.ptp(hours) > 0:
+                per_hour[key] = round(float(np.polyfit(hours, y, 1)[0]), 3)
     return {"recording": str(recording), "minutes": minutes, "cycles": n, "skipped": skipped,
             "cycles_per_s": round(n / max(1e-9, time.monotonic() - started), 1),
-            "samples": rows, "slope_per_1000_cycles": slopes}
+            "journal_lines_per_cycle_bound": BLOCKED_LINES_PER_CYCLE,
+            "journal_max_mb": advisor_journal_max_mb(journal),
+            "samples": rows, "slope_per_hour": per_hour, "slope_per_1000_cycles": per_cycles}
+
+
+def advisor_journal_max_mb(journal: Journal) -> float:
+    return round(journal.max_bytes / 2**20, 1)
 
 
 def main() -> None:
@@ -83,10 +109,14 @@ def main() -> None:
     ap.add_argument("--config", type=Path, default=ROOT / "examples" / "anacrac-rules.yaml")
     ap.add_argument("--minutes", type=float, default=60.0)
     ap.add_argument("--sample", type=int, default=200, help="cycles between samples")
+    ap.add_argument("--journal-max-mb", type=float, default=2.0,
+                    help="rotate the journal at this size (default 2; the config's own "
+                         "size with 0)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     logging.disable(logging.WARNING)  # one line per cycle would be the soak's own leak
-    out = soak(args.recording, args.config, args.minutes, args.sample)
+    out = soak(args.recording, args.config, args.minutes, args.sample,
+               args.journal_max_mb or None)
     if args.json:
         print(json.dumps(out))
         return
@@ -97,8 +127,12 @@ def main() -> None:
     for r in out["samples"]:
         print(f"{r['cycle']:>8}{r['seconds']:>8.0f}{r['rss_mb']:>9.1f}{r['fds']:>5}"
               f"{r['threads']:>8}{r['gc_objects']:>11}{r['journal_kb']:>12.1f}")
-    print("slope per 1,000 cycles over the second half: " + ", ".join(
+    print("least-squares slope over the second half, per hour: " + ", ".join(
+        f"{k} {v:+g}" for k, v in out["slope_per_hour"].items()))
+    print("                                per 1,000 cycles: " + ", ".join(
         f"{k} {v:+g}" for k, v in out["slope_per_1000_cycles"].items()))
+    print(f"journal bound: {out['journal_lines_per_cycle_bound']} blocked lines a cycle, the "
+          f"rest summed up per (reason, kind, policy); rotation at {out['journal_max_mb']} MiB")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ import requests
 import urllib3
 
 from yarn_advisor.advisor.gcpause import paused_gc
+from yarn_advisor.connectors.deadline import Watchdog, install
 from yarn_advisor.connectors.errors import (
     AuthError,
     ConnectorError,
@@ -101,6 +102,7 @@ class HttpClient:
         if self.client_cert:
             self.session.cert = self.client_cert
         self.session.headers["Accept"] = "application/json"
+        install(self.session)  # the total timeout covers the headers too
         if self.auth.method == "kerberos":
             self.session.auth = SpnegoAuth(KerberosLogin(self.auth.principal, self.auth.keytab))
 
@@ -131,14 +133,16 @@ class HttpClient:
         started = time.monotonic()
         for attempt in range(len(delays) + 1):
             sent_at = time.monotonic()
+            watchdog = Watchdog(self.total_timeout)
             try:
-                resp = self.session.request(
-                    method, url, params=self._params(params), data=data, json=json_body,
-                    headers=hdrs, timeout=self.timeout, allow_redirects=allow_redirects,
-                    # explicit: otherwise REQUESTS_CA_BUNDLE in the environment
-                    # silently replaces the configured CA bundle
-                    verify=self.verify, stream=True,
-                )
+                with watchdog:
+                    resp = self.session.request(
+                        method, url, params=self._params(params), data=data, json=json_body,
+                        headers=hdrs, timeout=self.timeout, allow_redirects=allow_redirects,
+                        # explicit: otherwise REQUESTS_CA_BUNDLE in the environment
+                        # silently replaces the configured CA bundle
+                        verify=self.verify, stream=True,
+                    )
                 _read_body(resp, sent_at + self.total_timeout)
             except _TotalTimeout:
                 err: ConnectorError = TimeoutError_(
@@ -147,6 +151,9 @@ class HttpClient:
                 err = TimeoutError_(f"{method} {shown}: timed out ({one_line(exc)})")
             except requests.RequestException as exc:
                 err = UnavailableError(f"{method} {shown}: {type(exc).__name__}: {one_line(exc)}")
+                if watchdog.fired:  # its headers did not arrive within the total timeout
+                    err = TimeoutError_(
+                        f"{method} {shown}: no whole answer within {self.total_timeout:g}s")
             else:
                 self._record(method, resp)
                 if resp.status_code < 400:
