@@ -1,0 +1,444 @@
+"""ZooKeeper for two advisors and one writer: leader election, session safety, state.
+
+Operators run two copies of the advisor against one RM; only the leader may
+write to the RM, and a failover must lose nothing. This module holds the
+ZooKeeper side (kazoo only): :class:`ZooKeeperConfig`, :func:`connect`, the
+error boundary :func:`zk_errors`, and :class:`ZooKeeperHA`, which the daemon
+drives::
+
+    ha = ZooKeeperHA(config); ha.start()
+    each cycle:  if ha.needs_reload: restore(ha.load())
+                 act only if ha.may_write()   (checked again before each RM write)
+                 ha.save(name, data) for each changed state, after learning
+    shutdown:    ha.stop()   (releases leadership at once)
+
+Election uses kazoo's ``Lock`` recipe (what kazoo's ``Election`` wraps):
+contenders queue as ephemeral sequential znodes under ``<path>/leader``; the
+lowest holds the lock and each other one watches only its predecessor. It
+needs no clocks (unlike a lease) and hands over as soon as the holder's znode
+goes: at once on ``stop()``, after the session timeout when the holder died.
+``Election.run(func)`` holds leadership for one blocking call; the daemon
+instead asks each cycle, so the lock is held by a background thread here.
+
+Safety: ``may_write()`` is True only while the session is CONNECTED, we hold
+the lock, and the state was re-read since the last gap. kazoo reports
+SUSPENDED when no answer came for 2/3 of the session timeout, while the server
+expires the session (and hands the lock over) only after the full timeout,
+so the old leader stops writing before a new one can start. State writes are
+fenced on the leader's lock znode (:class:`NotLeaderError` once it is gone).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kazoo.client import KazooClient, KazooState
+from kazoo.exceptions import (
+    AuthFailedError,
+    CancelledError,
+    ConnectionLoss,
+    KazooException,
+    NoAuthError,
+    OperationTimeoutError,
+    SessionExpiredError,
+    ZookeeperError,
+)
+from kazoo.handlers.threading import KazooTimeoutError
+from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
+from kazoo.retry import KazooRetry
+from kazoo.security import make_digest_acl
+from yarn_advisor.connectors.errors import (
+    ConnectorError,
+    NotLeaderError,
+    TimeoutError_,
+    UnavailableError,
+    ZooKeeperAuthError,
+)
+from yarn_advisor.connectors.zookeeper_state import DEFAULT_CHUNK_SIZE, StateStore
+
+log = logging.getLogger(__name__)
+
+Role = Literal["stopped", "connecting", "follower", "leader", "suspended", "lost"]
+
+
+@dataclass(frozen=True)
+class ZooKeeperConfig:
+    """Where and how the advisor meets its peer in ZooKeeper.
+
+    ``hosts`` is a connect string (``zk1:2181,zk2:2181``); ``path`` defaults to
+    ``/yarn-advisor/<cluster_name>``. ``digest`` (``user:password``)
+    authenticates and makes every znode we create readable and writable by
+    that user only. ``sasl`` is passed to kazoo as ``sasl_options`` (for
+    Kerberos: ``{"mechanism": "GSSAPI", "service": "zookeeper"}``; needs the
+    ``pure-sasl`` and ``gssapi`` packages, the ``kerberos`` extra).
+    """
+
+    hosts: str
+    cluster_name: str = "default"
+    path: str = ""
+    session_timeout_s: float = 10.0
+    connect_timeout_s: float = 15.0
+    digest: str = ""
+    sasl: Mapping[str, str] | None = None
+    identity: str = field(default_factory=lambda: f"{socket.gethostname()}:{os.getpid()}")
+    chunk_size_bytes: int = DEFAULT_CHUNK_SIZE
+
+    def __post_init__(self) -> None:
+        problems = []
+        if not self.hosts.strip():
+            problems.append("hosts: empty connect string")
+        if self.path and (not self.path.startswith("/") or self.path.endswith("/")):
+            problems.append(f"path: {self.path!r} must be absolute, without a trailing /")
+        if not 0.4 <= self.session_timeout_s <= 600:
+            problems.append(f"session_timeout_s: {self.session_timeout_s} not in [0.4, 600]")
+        if self.connect_timeout_s <= 0:
+            problems.append("connect_timeout_s: must be > 0")
+        if self.digest and ":" not in self.digest:
+            problems.append("digest: expected user:password")
+        if not 1024 <= self.chunk_size_bytes <= 1_000_000:
+            problems.append("chunk_size_bytes: not in [1024, 1000000] (jute.maxbuffer)")
+        if problems:
+            raise ValueError("; ".join(problems))
+
+    @property
+    def base_path(self) -> str:
+        return self.path or f"/yarn-advisor/{self.cluster_name}"
+
+    @property
+    def election_path(self) -> str:
+        return f"{self.base_path}/leader"
+
+
+def connect(config: ZooKeeperConfig) -> KazooClient:
+    """A kazoo client for ``config`` (not started): auth, ACLs, bounded reconnects."""
+    auth_data, acl = None, None
+    if config.digest:
+        user, password = config.digest.split(":", 1)
+        auth_data = [("digest", config.digest)]
+        acl = [make_digest_acl(user, password, all=True)]
+    return KazooClient(
+        hosts=config.hosts,
+        timeout=config.session_timeout_s,
+        # reconnect quickly once a server is back (kazoo's default backoff grows to an hour)
+        connection_retry=KazooRetry(max_tries=-1, delay=0.05, backoff=2, max_delay=1.0,
+                                    max_jitter=0.1),
+        auth_data=auth_data,
+        default_acl=acl,
+        sasl_options=dict(config.sasl) if config.sasl else None,
+        read_only=False,
+    )
+
+
+@contextmanager
+def zk_errors(what: str) -> Iterator[None]:
+    """The one boundary where kazoo's exceptions become the connector errors."""
+    try:
+        yield
+    except ConnectorError:
+        raise
+    except (NoAuthError, AuthFailedError) as exc:
+        raise ZooKeeperAuthError(f"{what}: ZooKeeper denied access ({type(exc).__name__}): "
+                                 "check the digest/SASL credentials and the znode ACLs") from None
+    except (KazooTimeoutError, OperationTimeoutError) as exc:
+        raise TimeoutError_(f"{what}: ZooKeeper did not answer in time ({exc})") from None
+    except SessionExpiredError:
+        raise UnavailableError(f"{what}: ZooKeeper session expired") from None
+    except ConnectionLoss:
+        raise UnavailableError(f"{what}: connection to ZooKeeper lost") from None
+    except (ZookeeperError, KazooException) as exc:
+        raise ConnectorError(f"{what}: ZooKeeper error {type(exc).__name__}: {exc}") from None
+
+
+class ZooKeeperHA:
+    """Leadership, session safety and shared state for one advisor process.
+
+    Thread-safe: kazoo's threads only set flags under ``_mutex``; the daemon
+    reads them. ``history`` keeps ``(monotonic time, role)`` transitions.
+    """
+
+    def __init__(self, config: ZooKeeperConfig, *,
+                 client_factory: Callable[[ZooKeeperConfig], KazooClient] = connect,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.config = config
+        self._client_factory = client_factory
+        self._clock = clock
+        self._mutex = threading.Lock()
+        self._wake = threading.Event()
+        self._stopping = threading.Event()
+        self._client: KazooClient | None = None
+        self._thread: threading.Thread | None = None
+        self._lock: Any = None  # the kazoo Lock currently contending or held
+        self._state: str = KazooState.LOST
+        self._leader_node: str | None = None  # our lock znode while we lead
+        self._verify = False  # re-check (and re-watch) our lock znode
+        self._epoch = 0  # bumped whenever leadership or the session ends
+        self._needs_reload = True
+        self._versions: dict[str, int] = {}
+        self._saved: dict[str, bytes] = {}
+        self.history: deque[tuple[float, Role]] = deque(maxlen=200)
+        self._record_locked()
+        self.store: StateStore | None = None
+
+    # --- lifecycle -----------------------------------------------------
+    def start(self) -> None:
+        """Connect and start contending; raises a connector error if ZooKeeper
+        cannot be reached or refuses our credentials."""
+        client = self._client_factory(self.config)
+        client.add_listener(self._on_session)
+        try:
+            with zk_errors(f"connecting to ZooKeeper at {self.config.hosts}"):
+                client.start(timeout=self.config.connect_timeout_s)
+                client.ensure_path(self.config.election_path)
+        except ConnectorError:
+            if client.client_state == KeeperState.AUTH_FAILED:
+                raise ZooKeeperAuthError(
+                    f"ZooKeeper at {self.config.hosts} refused our SASL credentials") from None
+            client.stop()
+            client.close()
+            raise
+        self._client = client
+        self.store = StateStore(client, self.config.base_path,
+                                chunk_size=self.config.chunk_size_bytes, guard=zk_errors)
+        self._thread = threading.Thread(target=self._contend, name="zk-leader-election",
+                                        daemon=True)
+        self._thread.start()
+
+    def stop(self, timeout_s: float = 10.0) -> None:
+        """Give up leadership at once (the peer takes over without waiting for
+        a session timeout) and close the session."""
+        self._stopping.set()
+        self._wake.set()
+        lock = self._lock
+        if lock is not None:
+            lock.cancel()
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+        client = self._client
+        if client is not None:
+            with self._mutex:
+                self._leader_node = None
+                self._epoch += 1
+            try:
+                client.stop()  # closes the session: our ephemeral lock znode goes with it
+            finally:
+                client.close()
+        with self._mutex:
+            self._state = KazooState.LOST
+            self._record_locked()
+
+    # --- what the daemon asks ------------------------------------------
+    @property
+    def role(self) -> Role:
+        with self._mutex:
+            return self._role_locked()
+
+    @property
+    def is_leader(self) -> bool:
+        """True only while the session is CONNECTED and we hold the lock."""
+        with self._mutex:
+            return self._state == KazooState.CONNECTED and self._leader_node is not None
+
+    @property
+    def needs_reload(self) -> bool:
+        """True until :meth:`load` ran after start, a reconnect or a new leadership."""
+        with self._mutex:
+            return self._needs_reload
+
+    def may_write(self) -> bool:
+        """May this advisor act on the RM now? (leader, connected, state fresh)."""
+        with self._mutex:
+            return (not self._stopping.is_set() and self._state == KazooState.CONNECTED
+                    and self._leader_node is not None and not self._needs_reload)
+
+    def leader_identity(self) -> str | None:
+        """Who leads now (the identity of the lowest contender), as ZooKeeper says."""
+        client = self._require_client()
+        with zk_errors("reading the election"):
+            contenders = client.Lock(self.config.election_path).contenders()
+        return str(contenders[0]) if contenders else None
+
+    def load(self) -> dict[str, bytes]:
+        """Read every saved state (name -> bytes) and clear ``needs_reload``."""
+        store = self._require_store()
+        with self._mutex:
+            epoch = self._epoch
+        loaded: dict[str, bytes] = {}
+        versions: dict[str, int] = {}
+        for name in store.names():
+            found = store.get(name)
+            if found is not None:
+                loaded[name], versions[name] = found
+        with self._mutex:
+            self._versions = versions
+            self._saved = dict(loaded)
+            if self._epoch == epoch and self._state == KazooState.CONNECTED:
+                self._needs_reload = False
+        return loaded
+
+    def save(self, name: str, data: bytes) -> bool:
+        """Save one named state if it changed; fenced on our leadership.
+
+        Returns whether anything was written. A conflict (another writer)
+        sets ``needs_reload`` and raises :class:`ConflictError`.
+        """
+        store = self._require_store()
+        with self._mutex:
+            fence = self._leader_node
+            if fence is None or self._state != KazooState.CONNECTED:
+                raise NotLeaderError(f"not saving state {name!r}: not the leader")
+            if self._needs_reload:
+                raise NotLeaderError(f"not saving state {name!r}: reload the state first")
+            if self._saved.get(name) == data:
+                return False
+            expected = self._versions.get(name)
+        try:
+            version = store.put(name, data, expected, fence=fence)
+        except ConnectorError as exc:
+            if exc.reason in ("conflict", "not_leader"):
+                with self._mutex:
+                    self._needs_reload = True
+            raise
+        with self._mutex:
+            self._versions[name] = version
+            self._saved[name] = data
+        return True
+
+    # --- kazoo callbacks (never block) ---------------------------------
+    def _on_session(self, state: str) -> None:
+        with self._mutex:
+            self._state = state
+            self._epoch += 1  # any load begun before this change is stale
+            if state == KazooState.LOST:
+                self._leader_node = None
+            elif state == KazooState.CONNECTED:
+                self._verify = self._leader_node is not None
+            self._needs_reload = True
+            self._record_locked()
+        log.info("ZooKeeper session %s; role %s", state, self.role)
+        self._wake.set()
+
+    def _on_lock_node(self, event: WatchedEvent) -> None:
+        with self._mutex:
+            if event.path != self._leader_node:
+                return
+            if event.type == EventType.DELETED:
+                self._leader_node = None
+                self._epoch += 1
+                self._needs_reload = True
+                self._record_locked()
+            else:  # NONE (connection lost, watches reset) or CHANGED: check again
+                self._verify = True
+        self._wake.set()
+
+    # --- the contender thread ------------------------------------------
+    def _contend(self) -> None:
+        """Contend, hold while leading, contend again after losing it; until stop()."""
+        while not self._stopping.is_set():
+            try:
+                if self.role not in ("follower", "leader"):
+                    self._wake.wait(0.2)
+                    self._wake.clear()
+                    continue
+                if self._acquire():
+                    self._hold()
+            except CancelledError:
+                break
+            except (KazooException, KazooTimeoutError) as exc:
+                log.warning("leader election: %s: %s; trying again", type(exc).__name__, exc)
+                self._stopping.wait(0.2)
+        log.info("leader election stopped")
+
+    def _acquire(self) -> bool:
+        client = self._require_client()
+        self._lock = lock = client.Lock(self.config.election_path, self.config.identity)
+        if self._stopping.is_set():
+            return False
+        got = lock.acquire(blocking=True)  # retries through reconnects; stop() cancels it
+        return bool(got) and self._claim(f"{lock.path}/{lock.node}")
+
+    def _claim(self, node: str) -> bool:
+        """Lead only if the lock znode exists and belongs to the current session."""
+        client = self._require_client()
+        with self._mutex:
+            epoch = self._epoch
+            session = client.client_id
+        stat = client.exists(node, watch=self._on_lock_node)
+        with self._mutex:
+            ours = (stat is not None and session is not None and self._epoch == epoch
+                    and stat.ephemeralOwner == session[0]
+                    and self._state == KazooState.CONNECTED and not self._stopping.is_set())
+            if ours:
+                self._leader_node = node
+                self._epoch += 1  # a load begun as a follower may predate the last writes
+                self._needs_reload = True
+                self._verify = False
+                self._record_locked()
+        if ours:
+            log.info("leader now (%s, lock %s)", self.config.identity, node)
+        else:
+            self._drop_node(node, session)
+        return ours
+
+    def _hold(self) -> None:
+        client = self._require_client()
+        while not self._stopping.is_set():
+            self._wake.wait(0.5)
+            self._wake.clear()
+            with self._mutex:
+                node, verify, state = self._leader_node, self._verify, self._state
+                session = client.client_id
+            if node is None:
+                return
+            if verify and state == KazooState.CONNECTED:
+                stat = client.exists(node, watch=self._on_lock_node)
+                with self._mutex:
+                    if stat is None or session is None or stat.ephemeralOwner != session[0]:
+                        self._leader_node = None
+                        self._epoch += 1
+                        self._needs_reload = True
+                        self._record_locked()
+                        return
+                    self._verify = False
+
+    def _drop_node(self, node: str, session: tuple[int, bytes] | None) -> None:
+        client = self._require_client()
+        try:
+            stat = client.exists(node)
+            if stat is not None and session is not None and stat.ephemeralOwner == session[0]:
+                client.delete(node)
+        except KazooException:
+            pass  # gone already, or the session is: the server removes it then
+
+    # --- helpers -------------------------------------------------------
+    def _role_locked(self) -> Role:
+        if self._stopping.is_set() and self._state == KazooState.LOST:
+            return "stopped"
+        if self._state == KazooState.SUSPENDED:
+            return "suspended"
+        if self._state == KazooState.LOST:
+            return "lost" if self.history else "connecting"
+        return "leader" if self._leader_node is not None else "follower"
+
+    def _record_locked(self) -> None:
+        role = self._role_locked()
+        if not self.history or self.history[-1][1] != role:
+            self.history.append((self._clock(), role))
+
+    def _require_client(self) -> KazooClient:
+        if self._client is None:
+            raise UnavailableError("ZooKeeperHA is not started")
+        return self._client
+
+    def _require_store(self) -> StateStore:
+        if self.store is None:
+            raise UnavailableError("ZooKeeperHA is not started")
+        return self.store
