@@ -214,7 +214,9 @@ class ZooKeeperHA:
 
     def stop(self, timeout_s: float = 10.0) -> None:
         """Give up leadership at once (the peer takes over without waiting for
-        a session timeout) and close the session."""
+        a session timeout) and close the session. Idempotent."""
+        if self._stopping.is_set():
+            return
         self._stopping.set()
         self._wake.set()
         lock = self._lock

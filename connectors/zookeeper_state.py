@@ -129,6 +129,7 @@ class StateStore:
         self.chunk_size = chunk_size
         self.codec = codec
         self._guard = guard or _no_guard
+        self.rereads = 0  # heads read again because a newer commit replaced their chunks
 
     def head_path(self, name: str) -> str:
         _check_name(name)
@@ -157,6 +158,7 @@ class StateStore:
                 payload = inline if header.chunks == 0 else self._read_chunks(name, header)
                 if payload is not None:
                     return decode_payload(where, header, payload), int(stat.version)
+                self.rereads += 1
         raise UnavailableError(f"{where} changed {READ_ATTEMPTS} times while being read")
 
     def _read_chunks(self, name: str, header: StateHeader) -> bytes | None:

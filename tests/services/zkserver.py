@@ -119,7 +119,7 @@ class ZooKeeperServer:
         if not ZK_JAR.exists():
             raise RuntimeError(f"{ZK_JAR} is missing: run .ci/setup-zookeeper")
         cfg = self._write_config()
-        cmd = [java(), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        cmd = [java(), "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-Dorg.slf4j.simpleLogger.showDateTime=true",
                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
                "-Dzookeeper.admin.enableServer=false",
