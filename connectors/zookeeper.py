@@ -261,6 +261,24 @@ class ZooKeeperHA:
             return (not self._stopping.is_set() and self._state == KazooState.CONNECTED
                     and self._leader_node is not None and not self._needs_reload)
 
+    def confirm_leadership(self, timeout_s: float = 1.0) -> bool:
+        """``may_write()`` confirmed by one round trip: our lock znode still exists
+        and belongs to our session. For the actuator, right before each RM write:
+        a process that was frozen (a VM or GC pause) past its session timeout
+        wakes with ``may_write()`` still True until kazoo notices the dead
+        connection; this check fails at once then."""
+        client = self._require_client()
+        with self._mutex:
+            node = self._leader_node
+        session = client.client_id
+        if node is None or session is None or not self.may_write():
+            return False
+        try:
+            stat = client.exists_async(node).get(timeout=timeout_s)
+        except (KazooException, KazooTimeoutError):
+            return False
+        return stat is not None and stat.ephemeralOwner == session[0] and self.may_write()
+
     def leader_identity(self) -> str | None:
         """Who leads now (the identity of the lowest contender), as ZooKeeper says."""
         client = self._require_client()

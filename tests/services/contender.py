@@ -7,8 +7,10 @@ every process on the machine, so the test can compare it with its own)::
 
     python tests/services/contender.py HOSTS --session-timeout 3 [--write]
 
-With ``--write`` it saves a ``beat`` state every 50 ms while it may write, and
-prints each refused save (a fenced write after losing leadership).
+With ``--write``, while ``may_write()`` it "acts" every 20 ms the way the
+actuator must: only after ``confirm_leadership()`` (printed as ``act``, or as
+``stale`` when ``may_write()`` was True but the round trip said no), and
+saves a ``beat`` state (a refused save is printed as an error).
 """
 
 from __future__ import annotations
@@ -58,7 +60,11 @@ def main(argv: list[str] | None = None) -> int:
                 emit(role=now[0], may_write=now[1])
                 last = now
             if args.write and now[1]:
-                beats += 1
+                if not ha.confirm_leadership():
+                    emit(stale=True)
+                else:
+                    beats += 1
+                    emit(act=beats)
                 ha.save("beat", json.dumps({"by": args.identity, "n": beats}).encode())
         except ConnectorError as exc:
             emit(error=exc.reason, message=str(exc))

@@ -7,10 +7,13 @@ answer (2 s), the server expires after all of it (3 s, rounded up to a
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import time
 
 import pytest
 from halib import (
+    PATH,
     DrivenAdvisor,
     drop_chroot,
     expire_session,
@@ -18,6 +21,7 @@ from halib import (
     spawn_contender,
     wait_until,
 )
+from kazoo.client import KazooClient
 from yarn_advisor.connectors.errors import UnavailableError
 from yarn_advisor.connectors.zookeeper import ZooKeeperConfig, ZooKeeperHA
 from zkserver import Ensemble, ZooKeeperServer, free_port
@@ -169,3 +173,41 @@ def test_no_zookeeper_is_a_clear_unavailable_error() -> None:
         ha.start()
     assert time.monotonic() - t0 < 5
     assert not ha.may_write()
+
+
+def test_paused_leader_resumes_without_writing(zk_hosts: str, zk_client: KazooClient) -> None:
+    """A leader frozen past its session timeout (SIGSTOP: a VM or GC pause) wakes up
+    believing it still leads; its state writes are fenced on the lock znode that
+    expired with its session, so nothing it writes lands."""
+    child = spawn_contender(zk_hosts, identity="child", session_timeout_s=T, write=True)
+    peer = None
+    beat = f"{PATH}/state/beat"
+    try:
+        wait_until(lambda: child.first(role="leader", may_write=True) is not None, 15)
+        wait_until(lambda: zk_client.exists(beat) is not None, 5)
+        peer = DrivenAdvisor(zk_hosts, "peer", T).start()
+        wait_until(lambda: peer.ha.role == "follower", 5)
+        child.proc.send_signal(signal.SIGSTOP)
+        wait_until(peer.ha.may_write, T + 5)
+        _, before = zk_client.get(beat)
+        resumed = time.monotonic()
+        child.proc.send_signal(signal.SIGCONT)
+        wait_until(lambda: any(e.get("role") == "follower" and e["t"] > resumed
+                               for e in child.events), 10)
+        time.sleep(0.5)
+        _, after = zk_client.get(beat)
+        assert after.version == before.version, "the paused leader wrote after it lost the lock"
+        assert peer.ha.may_write()
+        after_resume = [e for e in child.events if e["t"] > resumed]
+        assert not [e for e in after_resume if "act" in e], after_resume
+        refused = [e for e in after_resume if e.get("error")]
+        stale = [e for e in after_resume if e.get("stale")]
+        print(f"\npause: after resuming, no act and no state write; {len(stale)} acts stopped "
+              f"by confirm_leadership, {len(refused)} saves refused "
+              f"({sorted({e['error'] for e in refused})})")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            child.proc.send_signal(signal.SIGCONT)
+        child.close()
+        if peer is not None:
+            peer.stop()
