@@ -55,7 +55,7 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
 from kazoo.retry import KazooRetry
-from kazoo.security import make_digest_acl
+from kazoo.security import make_acl, make_digest_acl
 from yarn_advisor.connectors.errors import (
     ConnectorError,
     NotLeaderError,
@@ -78,8 +78,9 @@ class ZooKeeperConfig:
     ``/yarn-advisor/<cluster_name>``. ``digest`` (``user:password``)
     authenticates and makes every znode we create readable and writable by
     that user only. ``sasl`` is passed to kazoo as ``sasl_options`` (for
-    Kerberos: ``{"mechanism": "GSSAPI", "service": "zookeeper"}``; needs the
-    ``pure-sasl`` and ``gssapi`` packages, the ``kerberos`` extra).
+    Kerberos: ``{"mechanism": "GSSAPI", "service": "zookeeper", "principal":
+    ...}``; needs the ``pure-sasl`` and ``gssapi`` packages, the ``kerberos``
+    extra); our znodes then get the ACL ``sasl:<username or principal>``.
     """
 
     hosts: str
@@ -125,6 +126,9 @@ def connect(config: ZooKeeperConfig) -> KazooClient:
         user, password = config.digest.split(":", 1)
         auth_data = [("digest", config.digest)]
         acl = [make_digest_acl(user, password, all=True)]
+    elif config.sasl:
+        sasl_id = config.sasl.get("username") or config.sasl.get("principal")
+        acl = [make_acl("sasl", sasl_id, all=True)] if sasl_id else None
     return KazooClient(
         hosts=config.hosts,
         timeout=config.session_timeout_s,

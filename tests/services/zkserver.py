@@ -73,6 +73,7 @@ class ZooKeeperServer:
     election_port: int = field(default_factory=free_port)
     peers: tuple[ZooKeeperServer, ...] = field(default=(), repr=False)
     max_session_timeout_ms: int = 60_000
+    sasl_users: dict[str, str] = field(default_factory=dict)  # SASL DIGEST-MD5 user -> password
     proc: subprocess.Popen[bytes] | None = field(default=None, repr=False)
     _atexit: bool = field(default=False, repr=False)
 
@@ -119,7 +120,14 @@ class ZooKeeperServer:
         if not ZK_JAR.exists():
             raise RuntimeError(f"{ZK_JAR} is missing: run .ci/setup-zookeeper")
         cfg = self._write_config()
-        cmd = [java(), "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        jaas = []
+        if self.sasl_users:
+            users = "".join(f'\n  user_{u}="{p}"' for u, p in self.sasl_users.items())
+            jaas_file = self.workdir / f"jaas{self.server_id}.conf"
+            jaas_file.write_text("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule "
+                                 f"required{users};\n}};\n")
+            jaas = [f"-Djava.security.auth.login.config={jaas_file}"]
+        cmd = [java(), "-Xmx384m", *jaas, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-Dorg.slf4j.simpleLogger.showDateTime=true",
                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
                "-Dzookeeper.admin.enableServer=false",
