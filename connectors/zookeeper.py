@@ -186,6 +186,7 @@ class ZooKeeperHA:
         self._verify = False  # re-check (and re-watch) our lock znode
         self._epoch = 0  # bumped whenever leadership or the session ends
         self._needs_reload = True
+        self._ever_connected = False
         self._versions: dict[str, int] = {}
         self._saved: dict[str, bytes] = {}
         self.history: deque[tuple[float, Role]] = deque(maxlen=200)
@@ -193,11 +194,21 @@ class ZooKeeperHA:
         self.store: StateStore | None = None
 
     # --- lifecycle -----------------------------------------------------
-    def start(self) -> None:
-        """Connect and start contending; raises a connector error if ZooKeeper
-        cannot be reached or refuses our credentials."""
+    def start(self, *, block: bool = True) -> None:
+        """Connect and start contending.
+
+        ``block=True`` raises a connector error if ZooKeeper cannot be reached
+        within ``connect_timeout_s`` or refuses our credentials. ``block=False``
+        returns at once and keeps connecting in the background (a daemon that
+        starts while ZooKeeper is down observes until it is up; ``role`` says
+        ``connecting``, ``may_write()`` is False).
+        """
         client = self._client_factory(self.config)
         client.add_listener(self._on_session)
+        if not block:
+            client.start_async()
+            self._begin(client)
+            return
         try:
             with zk_errors(f"connecting to ZooKeeper at {self.config.hosts}"):
                 client.start(timeout=self.config.connect_timeout_s)
@@ -209,6 +220,9 @@ class ZooKeeperHA:
             client.stop()
             client.close()
             raise
+        self._begin(client)
+
+    def _begin(self, client: KazooClient) -> None:
         self._client = client
         self.store = StateStore(client, self.config.base_path,
                                 chunk_size=self.config.chunk_size_bytes, guard=zk_errors)
@@ -340,6 +354,7 @@ class ZooKeeperHA:
     def _on_session(self, state: str) -> None:
         with self._mutex:
             self._state = state
+            self._ever_connected |= state == KazooState.CONNECTED
             self._epoch += 1  # any load begun before this change is stale
             if state == KazooState.LOST:
                 self._leader_node = None
@@ -449,7 +464,7 @@ class ZooKeeperHA:
         if self._state == KazooState.SUSPENDED:
             return "suspended"
         if self._state == KazooState.LOST:
-            return "lost" if self.history else "connecting"
+            return "lost" if self._ever_connected else "connecting"
         return "leader" if self._leader_node is not None else "follower"
 
     def _record_locked(self) -> None:

@@ -211,3 +211,21 @@ def test_paused_leader_resumes_without_writing(zk_hosts: str, zk_client: KazooCl
         child.close()
         if peer is not None:
             peer.stop()
+
+
+def test_started_while_zookeeper_is_down_it_waits_then_leads(
+        private_zk: ZooKeeperServer) -> None:
+    hosts = make_chroot(private_zk.address)
+    private_zk.stop()
+    ha = ZooKeeperHA(ZooKeeperConfig(hosts=hosts, session_timeout_s=T))
+    ha.start(block=False)
+    try:
+        time.sleep(1.0)
+        assert ha.role == "connecting" and not ha.may_write()
+        private_zk.start()
+        wait_until(lambda: ha.is_leader, 15)
+        assert ha.needs_reload and not ha.may_write()
+        assert ha.load() == {}
+        assert ha.may_write()
+    finally:
+        ha.stop()
