@@ -59,6 +59,7 @@ from kazoo.security import make_acl, make_digest_acl
 from yarn_advisor.connectors.errors import (
     ConnectorError,
     NotLeaderError,
+    ParseError,
     TimeoutError_,
     UnavailableError,
     ZooKeeperAuthError,
@@ -187,6 +188,7 @@ class ZooKeeperHA:
         self._epoch = 0  # bumped whenever leadership or the session ends
         self._needs_reload = True
         self._ever_connected = False
+        self.load_errors: dict[str, str] = {}
         self._versions: dict[str, int] = {}
         self._saved: dict[str, bytes] = {}
         self.history: deque[tuple[float, Role]] = deque(maxlen=200)
@@ -305,16 +307,32 @@ class ZooKeeperHA:
         return str(contenders[0]) if contenders else None
 
     def load(self) -> dict[str, bytes]:
-        """Read every saved state (name -> bytes) and clear ``needs_reload``."""
+        """Read every saved state (name -> bytes) and clear ``needs_reload``.
+
+        A state that is corrupt or of another format is left out and reported
+        in ``load_errors`` (name -> reason): the daemon starts that part fresh,
+        and its next ``save`` replaces it. ZooKeeper being unreachable raises
+        (``needs_reload`` stays set, so nothing acts on stale state).
+        """
         store = self._require_store()
         with self._mutex:
             epoch = self._epoch
         loaded: dict[str, bytes] = {}
         versions: dict[str, int] = {}
+        errors: dict[str, str] = {}
         for name in store.names():
-            found = store.get(name)
+            try:
+                found = store.get(name)
+            except ParseError as exc:
+                errors[name] = str(exc)
+                head = store.head_version(name)
+                if head is not None:
+                    versions[name] = head
+                log.error("state %r not loaded: %s", name, exc)
+                continue
             if found is not None:
                 loaded[name], versions[name] = found
+        self.load_errors = errors
         with self._mutex:
             self._versions = versions
             self._saved = dict(loaded)
@@ -393,7 +411,7 @@ class ZooKeeperHA:
                 break
             except (KazooException, KazooTimeoutError) as exc:
                 log.warning("leader election: %s: %s; trying again", type(exc).__name__, exc)
-                self._stopping.wait(0.2)
+                self._stopping.wait(1.0)
         log.info("leader election stopped")
 
     def _acquire(self) -> bool:

@@ -171,6 +171,12 @@ class StateStore:
             parts.append(part)
         return b"".join(parts)
 
+    def head_version(self, name: str) -> int | None:
+        """The head's version whatever its content (to overwrite a corrupt state)."""
+        with self._guard(f"reading {self.head_path(name)}"):
+            stat = self.client.exists(self.head_path(name))
+        return None if stat is None else int(stat.version)
+
     def put(self, name: str, data: bytes, expected_version: int | None,
             fence: str | None = None) -> int:
         """Write ``data`` if the head is at ``expected_version``; return the new version.

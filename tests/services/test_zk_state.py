@@ -240,3 +240,22 @@ def test_digest_acl_keeps_others_out(zk_hosts: str) -> None:
     finally:
         intruder.stop()
         owner.stop()
+
+
+def test_a_corrupt_state_is_reported_left_out_and_replaced_by_the_next_save(
+        zk_hosts: str, zk_client: KazooClient) -> None:
+    store = store_on(zk_client)
+    store.put("actuator", b'{"cooldowns": {}}', None)
+    zk_client.create(store.head_path("policy.haste"), b"not ours", makepath=True)
+    a = DrivenAdvisor(zk_hosts, "a").start()
+    try:
+        wait_until(a.ha.may_write, 10)
+        assert a.ha.load() == {"actuator": b'{"cooldowns": {}}'}
+        assert "holds no yarn-advisor state header" in a.ha.load_errors["policy.haste"]
+        assert a.ha.may_write()
+        assert a.ha.save("policy.haste", b'{"fresh": true}')
+        assert a.ha.load() == {"actuator": b'{"cooldowns": {}}',
+                               "policy.haste": b'{"fresh": true}'}
+        assert a.ha.load_errors == {}
+    finally:
+        a.stop()
