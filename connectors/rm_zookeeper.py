@@ -20,7 +20,7 @@ from typing import Any
 
 from kazoo.exceptions import NoNodeError
 from yarn_advisor.connectors.errors import ParseError, StandbyError
-from yarn_advisor.connectors.zookeeper import zk_errors
+from yarn_advisor.connectors.zookeeper_client import zk_errors
 
 DEFAULT_BASE_PATH = "/yarn-leader-election"
 LOCK_NAME = "ActiveStandbyElectorLock"
