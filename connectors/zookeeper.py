@@ -153,6 +153,11 @@ class ZooKeeperHA:
             self._state = KazooState.LOST
             self._record_locked()
 
+    @property
+    def client(self) -> KazooClient:
+        """The started kazoo client (for RM discovery on the same session)."""
+        return self._require_client()
+
     # --- what the daemon asks ------------------------------------------
     @property
     def role(self) -> Role:
