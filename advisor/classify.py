@@ -1,22 +1,19 @@
-"""The classifier step of each cycle: learn, predict, score, checkpoint.
+"""The task classifier in the daemon: predict in ``decide``, learn in ``learn``.
 
-Runs as the engine's classifier hook, before the policies. Each cycle it
+``predict(snapshot)`` is read-only: the model as learned up to the previous
+cycle predicts every pending resource-request group (OPERA lends
+opportunistic headroom only to groups predicted short) and every pending
+MapReduce task, as :class:`~yarn_advisor.classifiers.live.Predictions`.
 
-1. learns from the Snapshot: finished tasks (JobHistory and AM) and censored
+``learn(snapshot, predictions)``, the daemon's learn step, then
+
+1. scores earlier predictions: a pending task's first prediction is
+   remembered and compared with what the task turned out to be (finished:
+   by duration; still running past the threshold: long), which gives the
+   running recall by class in the metrics;
+2. learns from the snapshot: finished tasks (JobHistory and AM) and censored
    running ones (a running task already past the threshold is long);
-2. predicts every pending resource-request group and publishes the
-   predictions in the policies' state under ``"classifier"``::
-
-       {"threshold_s": 60.0,
-        "groups": {"<app id>/<request priority>": {"short": bool, "p_short": float|None,
-                   "reason": str, "stage": str, "memory_mb": int, "pending": int}},
-        "learned": {"finished": int, "censored": int, "running": int}}
-
-   (OPERA lends opportunistic headroom only to groups with ``short`` true);
-3. scores its own earlier predictions: a pending MapReduce task's first
-   prediction is remembered and compared with what the task turned out to be
-   (finished: by duration; still running past the threshold: long), which
-   gives the running accuracy by class in the metrics;
+3. remembers this cycle's task predictions, to score them later;
 4. checkpoints the model (atomic write), so learning survives restarts.
 """
 
@@ -30,28 +27,38 @@ from pathlib import Path
 from typing import Any
 
 from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.classifiers.live import LiveTaskClassifier
+from yarn_advisor.classifiers.live import CycleLearning, LiveTaskClassifier, Predictions
 from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, load_or_fresh
 
 log = logging.getLogger("yarn_advisor")
 MAX_REMEMBERED = 200_000
-STATE_KEY = "classifier"
+CLASSES = ("short", "long")
+
+
+@dataclass(frozen=True)
+class ClassifierSummary:
+    """What the metrics show of the classifier after a cycle."""
+
+    predictions: Mapping[str, int]  # class -> pending request groups predicted so
+    outcomes: Mapping[tuple[str, str], int]  # (actual, predicted) -> tasks, since start
+    recall: Mapping[str, float | None]  # class -> running recall (None: none seen yet)
+    learned: Mapping[str, int]  # finished | censored | running -> tasks, this cycle
 
 
 @dataclass
-class ClassifierHook:
-    """Callable as ``hook(snapshot, states) -> states`` (the engine's contract)."""
+class TaskClassifier:
+    """The live model, its checkpoint, and the predictions waiting to be scored."""
 
     live: LiveTaskClassifier
     checkpoint: Path | None = None
     predicted: OrderedDict[str, bool] = field(default_factory=OrderedDict)
-    outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)  # (actual, predicted)
-    last: dict[str, Any] = field(default_factory=dict)
+    outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)
+    learned: CycleLearning = field(default_factory=lambda: CycleLearning(0, 0, 0))
 
     @classmethod
-    def load(cls, checkpoint: Path | None, **params: Any) -> ClassifierHook:
-        """A hook around the checkpointed model, or a fresh one (with a warning
-        when a checkpoint existed but was corrupt or incompatible)."""
+    def load(cls, checkpoint: Path | None, **params: Any) -> TaskClassifier:
+        """Around the checkpointed model, or a fresh one (with a warning when a
+        checkpoint existed but was corrupt or incompatible)."""
         if checkpoint is None:
             return cls(LiveTaskClassifier(NaiveBayesTaskClassifier(**params)))
         model, warning = load_or_fresh(checkpoint, **params)
@@ -63,35 +70,28 @@ class ClassifierHook:
     def threshold_ms(self) -> float:
         return float(self.live.model.threshold_s) * 1000
 
-    def __call__(self, snapshot: Snapshot, states: Mapping[str, object]) -> Mapping[str, object]:
-        self._score(snapshot)
-        learned = self.live.update(snapshot)
+    def predict(self, snapshot: Snapshot) -> Predictions:
+        """Predictions for every pending group and task (the model is not changed)."""
         pending = self.live.pending_tasks(snapshot)
-        for task, pred in zip(pending, self.live.classify_tasks(snapshot, pending), strict=True):
-            if task.id not in self.predicted:
-                self.predicted[task.id] = pred.short
+        tasks = {t.id: p.short for t, p in
+                 zip(pending, self.live.classify_tasks(snapshot, pending), strict=True)}
+        groups = {(g.app_id, g.priority): g for g in self.live.classify_pending_groups(snapshot)}
+        return Predictions(self.threshold_ms / 1000, groups, tasks)
+
+    def learn(self, snapshot: Snapshot, predictions: Predictions | None) -> CycleLearning:
+        """Score, learn, remember this cycle's predictions, checkpoint."""
+        self._score(snapshot)
+        self.learned = self.live.update(snapshot)
+        for task_id, short in (predictions.tasks.items() if predictions else ()):
+            self.predicted.setdefault(task_id, short)
         while len(self.predicted) > MAX_REMEMBERED:
             self.predicted.popitem(last=False)
-        groups = {
-            f"{g.app_id}/{g.priority}": {
-                "short": g.prediction.short, "p_short": g.prediction.p_short,
-                "reason": g.prediction.reason, "stage": g.stage,
-                "memory_mb": g.memory_mb, "pending": g.pending,
-            }
-            for g in self.live.classify_pending_groups(snapshot)
-        }
-        self.last = {
-            "threshold_s": self.threshold_ms / 1000,
-            "groups": groups,
-            "learned": {"finished": learned.finished, "censored": learned.censored,
-                        "running": learned.running},
-        }
         if self.checkpoint is not None:
             try:
                 self.live.model.save(self.checkpoint)
             except OSError as exc:
                 log.warning("classifier: checkpoint not written: %s", exc)
-        return {**states, STATE_KEY: self.last}
+        return self.learned
 
     def _score(self, snapshot: Snapshot) -> None:
         """Compare remembered predictions with what the tasks turned out to be."""
@@ -108,13 +108,16 @@ class ClassifierHook:
                 if said is not None:  # known long now, whatever happens next
                     self.outcomes["long", "short" if said else "long"] += 1
 
-    def summary(self) -> dict[str, Any]:
-        """Figures for the metrics: predictions of this cycle, running accuracy."""
-        groups = self.last.get("groups", {})
-        by_class = Counter("short" if g["short"] else "long" for g in groups.values())
-        recall = {}
-        for cls in ("short", "long"):
+    def summary(self, predictions: Predictions | None) -> ClassifierSummary:
+        """This cycle's predictions by class, the running recall, what was learned."""
+        groups = predictions.groups.values() if predictions else ()
+        by_class = Counter("short" if g.prediction.short else "long" for g in groups)
+        recall: dict[str, float | None] = {}
+        for cls in CLASSES:
             n = self.outcomes[cls, "short"] + self.outcomes[cls, "long"]
             recall[cls] = (self.outcomes[cls, cls] / n) if n else None
-        return {"predictions": dict(by_class), "outcomes": dict(self.outcomes),
-                "recall": recall, "learned": self.last.get("learned", {})}
+        learned = self.learned
+        return ClassifierSummary(
+            {c: by_class[c] for c in CLASSES}, dict(self.outcomes), recall,
+            {"finished": learned.finished, "censored": learned.censored,
+             "running": learned.running})

@@ -2,8 +2,9 @@
 
 Subcommands: ``run`` (the daemon; dry-run unless enforce is configured),
 ``record`` (capture real RM traffic), ``replay`` (offline cycles from a
-recording), ``explain`` (why, for one target), ``classify-eval`` (the task
-classifier on Rumen traces).
+recording), ``explain`` (why, for one target), ``rollback`` (undo what the
+actuator did), ``classify-eval`` (the task classifier on traces), ``simulate``
+(what-if runs on a simulated cluster, with and without the advisor).
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration.
 """
 
@@ -13,46 +14,56 @@ import argparse
 import json
 import logging
 import sys
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from yarn_advisor.advisor import explain, rollback
 from yarn_advisor.advisor.actuator import journal_path
-from yarn_advisor.advisor.daemon import Advisor, cycle_line
-from yarn_advisor.advisor.metrics import CycleReport
+from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles, report_json
+from yarn_advisor.advisor.report import CycleReport
 from yarn_advisor.advisor.server import AdvisorServer
-from yarn_advisor.advisor.wiring import build_advisor, build_sensor
+from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.startup import StartupError, check
+from yarn_advisor.advisor.text import cycle_line, recommendation_line
+from yarn_advisor.advisor.wiring import build_live_advisor, build_sensor
 from yarn_advisor.classifiers import cli as classifiers_cli
-from yarn_advisor.config.schema import AdvisorConfig, ConfigError, load
-from yarn_advisor.connectors.replay import (
-    CycleRecorder,
-    Recording,
-    RecordingError,
-    open_recording,
-    replaying,
-)
+from yarn_advisor.config.base import ConfigError
+from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.connectors.http import one_line
+from yarn_advisor.connectors.replay import CycleRecorder, Recording, RecordingError, open_recording
+from yarn_advisor.simulator import cli as simulator_cli
 
 log = logging.getLogger("yarn_advisor")
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand. A problem is one clear message and a non-zero exit: 2 for a
+    bad configuration, recording or machine, 1 for anything else (``--debug``: the
+    traceback instead)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
-    except ConfigError as exc:
+    except (ConfigError, RecordingError, StartupError) as exc:
+        if args.debug:
+            raise
         print(f"yarn-advisor: {exc}", file=sys.stderr)
         return 2
-    except RecordingError as exc:
-        print(f"yarn-advisor: {exc}", file=sys.stderr)
-        return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"yarn-advisor: {args.command} failed: {type(exc).__name__}: {one_line(exc)} "
+              "(--debug shows the traceback)", file=sys.stderr)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="yarn-advisor", description=__doc__.split("\n")[0])
+    p.add_argument("--debug", action="store_true", help="show tracebacks (for bug reports)")
     sub = p.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the advisor (dry-run by default)")
@@ -85,12 +96,13 @@ def build_parser() -> argparse.ArgumentParser:
     explain.register(sub)
     rollback.register(sub)
     classifiers_cli.register(sub)
+    simulator_cli.register(sub)
     return p
 
 
 def setup_logging(cfg: AdvisorConfig) -> None:
     fmt = ('{"ts":"%(asctime)s","level":"%(levelname)s","msg":"%(message)s"}'
-           if cfg.logging.json else "%(asctime)s %(levelname)s %(message)s")
+           if cfg.logging.json_lines else "%(asctime)s %(levelname)s %(message)s")
     logging.basicConfig(level=cfg.logging.level, format=fmt, stream=sys.stderr, force=True)
 
 
@@ -102,25 +114,27 @@ def cmd_run(args: argparse.Namespace) -> int:
         overrides.setdefault("sense", {})["interval_s"] = args.interval
     if args.port is not None:
         overrides.setdefault("server", {})["port"] = args.port
-    cfg = load(args.config, overrides)
+    cfg = load_config(args.config, overrides)
+    check(cfg, writes_state=not args.replay)
     setup_logging(cfg)
     if not cfg.dry_run and not args.replay:
         log.warning("ENFORCE mode: the actuator will write to the RM within its guardrails "
                     "(journal: %s)", journal_path(cfg))
-    log.info("configuration: %s", json.dumps(_public(cfg), sort_keys=True))
-    if args.replay:
-        recording = open_recording(args.replay)
-        advisor = replay_advisor(recording, cfg)
-    else:
-        advisor = build_advisor(cfg, build_sensor(cfg))
+    log.info("configuration %s: %s", cfg.fingerprint(), json.dumps(cfg.redacted(), sort_keys=True))
+    recording = open_recording(args.replay) if args.replay else None
+    advisor = replay_advisor(recording, cfg) if recording else build_live_advisor(cfg)
     server = None
     if cfg.server.enabled:
-        server = AdvisorServer(advisor, cfg.server.host, cfg.server.port,
-                               cfg.sense.interval_s).start()
+        try:
+            server = AdvisorServer(advisor, cfg.server.host, cfg.server.port,
+                                   cfg.sense.interval_s).start()
+        except OSError as exc:
+            raise StartupError([f"server: cannot listen on {cfg.server.host}:"
+                                f"{cfg.server.port}: {exc.strerror or exc}"]) from None
         log.info("serving /metrics, /healthz, /recommendations on http://%s:%d",
                  cfg.server.host, server.port)
     try:
-        if args.replay:
+        if recording is not None:
             _run_replay(advisor, recording, cfg, once=args.once)
         elif args.once or cfg.sense.interval_s == 0:
             report = advisor.run_once()
@@ -150,61 +164,41 @@ def _run_replay(advisor: Advisor, recording: Recording, cfg: AdvisorConfig, once
 
 def _print_recommendations(report: CycleReport) -> None:
     for rec in report.recommendations:
-        expl = rec.get("explanation")
-        summary = expl.get("summary", "") if isinstance(expl, dict) else expl
-        print(f"  [{rec.get('policy')}] {rec.get('kind')} {rec.get('target')} -> "
-              f"{rec.get('value')}: {summary}", flush=True)
+        print(f"  {recommendation_line(rec)}", flush=True)
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    overrides = {"rm": {"urls": args.rm, "history_url": args.history}}
-    cfg = load(args.config, overrides)
+    cfg = load_config(args.config, {"rm": {"urls": args.rm, "history_url": args.history}})
+    check(cfg, writes_state=False)
     setup_logging(cfg)
     recorder = CycleRecorder(args.out)
-    advisor = Advisor(build_sensor(cfg, recorder))
-    advisor.install_signal_handlers()
+    sensor = build_sensor(cfg, recorder)
     recorder.write_manifest(rm_urls=args.rm, history_url=args.history,
                             auth_user=cfg.rm.auth.user, auth_method=cfg.rm.auth.method,
                             cycles=args.cycles, interval_s=args.interval, note=args.note,
                             recorded_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
-    for n in range(1, args.cycles + 1):
-        started = time.monotonic()
-        now_ms = int(time.time() * 1000)
-        report = advisor.run_once(now_ms)
-        recorder.write_cycle(n, now_ms)
-        if advisor.stopping:
-            break
-        if n < args.cycles:
-            time.sleep(max(0.0, args.interval - (time.monotonic() - started)))
-    print(f"recorded {advisor.cycle} cycles into {args.out} (last: {cycle_line(report)})")
+    ok = done = 0
+    try:
+        for n in range(1, args.cycles + 1):
+            started = time.monotonic()
+            now_ms = int(time.time() * 1000)
+            try:
+                sensor.sense(now_ms)
+                ok += 1
+            except Exception as exc:  # a failed read is recorded too: replays see it fail
+                log.warning("cycle %d: %s", n, exc)
+            recorder.write_cycle(n, now_ms)
+            done = n
+            if n < args.cycles:
+                time.sleep(max(0.0, args.interval - (time.monotonic() - started)))
+    except KeyboardInterrupt:
+        log.info("interrupted")
+    print(f"recorded {done} cycles into {args.out} ({ok} sensed the cluster)")
     return 0
 
 
-def replay_advisor(recording: Recording, cfg: AdvisorConfig) -> Advisor:
-    """An Advisor whose connectors point at the recorded cluster's addresses.
-
-    It is dry-run whatever the configuration says, and keeps its state (the
-    actuator's dry-run journal) in a temporary directory, not ``state_dir``.
-    """
-    manifest = recording.manifest
-    cfg = load(None, {**_public(cfg), "rm": {
-        **_public(cfg)["rm"], "urls": recording.rm_urls, "history_url": recording.history_url,
-        "auth": {"method": manifest.get("auth_method", "simple"),
-                 "user": manifest.get("auth_user", "yarn-advisor"), "principal": None},
-        "retry": {"attempts": 1, "base_delay_s": 0.0, "max_delay_s": 0.0, "deadline_s": 1.0}},
-        "dry_run": True, "state_dir": tempfile.mkdtemp(prefix="yarn-advisor-replay-"),
-        "actuator": {**_public(cfg)["actuator"], "journal_path": None}})
-    return build_advisor(cfg, build_sensor(cfg), persist=False)
-
-
-def replay_cycles(advisor: Advisor, recording: Recording) -> Iterator[CycleReport]:
-    for cycle in recording.cycles:
-        with replaying(cycle):
-            yield advisor.run_once(cycle.taken_at)
-
-
 def cmd_replay(args: argparse.Namespace) -> int:
-    cfg = load(args.config)
+    cfg = load_config(args.config)
     setup_logging(cfg)
     logging.getLogger("yarn_advisor").setLevel(logging.WARNING)  # stdout carries each cycle
     recording = open_recording(args.recording)
@@ -216,27 +210,6 @@ def cmd_replay(args: argparse.Namespace) -> int:
             print(cycle_line(report))
             _print_recommendations(report)
     return 0
-
-
-def report_json(report: CycleReport) -> dict[str, Any]:
-    """The JSON form of one replayed cycle (see DESIGN.md, Interfaces)."""
-    s = report.snapshot
-    summary = None if s is None else {
-        "nodes": len(s.nodes), "queues": len(s.queues), "apps": len(s.apps),
-        "containers": len(s.containers), "pending_requests": s.pending_requests,
-        "tasks": len(s.tasks), "finished_tasks": len(s.finished_tasks),
-        "sources": dict(s.sources),
-    }
-    return {"cycle": report.number, "taken_at": s.taken_at if s else None,
-            "outcome": report.outcome, "reason": report.reason, "snapshot": summary,
-            "recommendations": report.recommendations}
-
-
-def _public(cfg: AdvisorConfig) -> dict[str, Any]:
-    """The configuration as a plain dict (logged at start-up; no secrets kept in it)."""
-    import dataclasses
-
-    return dataclasses.asdict(cfg)
 
 
 if __name__ == "__main__":

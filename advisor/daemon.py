@@ -1,7 +1,10 @@
-"""The advisor's loop: sense -> decide -> act -> observe, once or forever.
+"""The advisor's loop: sense -> decide -> act -> learn -> observe, once or forever.
 
-``run_once`` is the whole cycle in a few lines; each step is timed. A cycle
-that cannot sense fresh data acts on nothing: it is skipped, counted
+``run_once`` is the whole cycle in a few lines, each step timed: ``decide`` is
+pure; ``learn`` is the only step that changes what the advisor knows (the
+classifier learns from the snapshot and checkpoints, the policies' next
+states are kept). A cycle that cannot sense fresh data acts on nothing and
+learns nothing: it is skipped, counted
 (``yarn_advisor_cycles_total{outcome="skipped"}``) and logged with the
 reason. ``run_forever`` is a ticker around it that stops cleanly on SIGTERM
 or SIGINT, between cycles or while waiting.
@@ -14,40 +17,38 @@ import signal
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import FrameType
-from typing import Any, ParamSpec, TypeVar
+from typing import Protocol
 
-from yarn_advisor.advisor.decider import Decider
-from yarn_advisor.advisor.engine import EngineConfig
-from yarn_advisor.advisor.metrics import CycleReport, Totals
+from yarn_advisor.advisor.actuator import Actuator
+from yarn_advisor.advisor.classify import ClassifierSummary, TaskClassifier
+from yarn_advisor.advisor.engine import AdvisorState, Decision, EngineConfig, decide
 from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.sense import SenseError, Sensor
+from yarn_advisor.advisor.report import CycleReport, Totals
+from yarn_advisor.advisor.sense import SenseError, SourceStat
+from yarn_advisor.advisor.text import cycle_line
 
 log = logging.getLogger("yarn_advisor")
-P = ParamSpec("P")
-R = TypeVar("R")
-
-Act = Callable[[list[dict[str, Any]], Snapshot], dict[tuple[str, str, str], int]]
 
 
-def act_dry_run(
-    recs: list[dict[str, Any]], snapshot: Snapshot
-) -> dict[tuple[str, str, str], int]:
-    """Dry-run: nothing is sent to the RM; count what would have been done."""
-    counts: dict[tuple[str, str, str], int] = {}
-    for rec in recs:
-        key = (str(rec.get("kind")), str(rec.get("policy")), "dry_run")
-        counts[key] = counts.get(key, 0) + 1
-    return counts
+class Sensor(Protocol):
+    """Where snapshots come from: the live RM, a recording, or a simulated RM."""
+
+    stats: dict[str, SourceStat]
+
+    def sense(self, now_ms: int) -> Snapshot: ...
 
 
 @dataclass
 class Advisor:
+    """One advisor: its sensor, engine configuration, actuator, classifier and state."""
+
     sensor: Sensor
-    decide: Decider = field(default_factory=lambda: Decider(EngineConfig()))
-    act: Act = act_dry_run
-    actuator: Any = None  # the Actuator behind ``act``, for its signal handlers and counters
+    engine: EngineConfig
+    actuator: Actuator
+    classifier: TaskClassifier | None = None
+    state: AdvisorState = field(default_factory=AdvisorState)
     clock_ms: Callable[[], int] = field(default=lambda: int(time.time() * 1000))
     latest: CycleReport | None = None
     totals: Totals = field(default_factory=Totals)
@@ -55,38 +56,38 @@ class Advisor:
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def run_once(self, now_ms: int | None = None) -> CycleReport:
-        """One cycle: sense -> decide -> act -> observe."""
+        """One cycle: sense -> decide -> act -> learn -> observe."""
         self.cycle += 1
-        report = CycleReport(self.cycle, time.time(), "ok")
+        report = CycleReport(self.cycle, time.time())
         try:
-            snapshot = self._timed(report, "sense", self.sensor.sense, now_ms or self.clock_ms())
-            recs = self._timed(report, "decide", self.decide, snapshot)
-            report.policy_seconds = dict(self.decide.timings())
-            report.policy_errors = self.decide.errors()
-            report.classifier = self.decide.classifier_summary()
-            report.actions.update(self._timed(report, "act", self.act, recs, snapshot))
-            report.snapshot, report.recommendations = snapshot, recs
+            snapshot = report.timed("sense", self.sensor.sense, now_ms or self.clock_ms())
+            decision = report.timed("decide", decide, snapshot, self.state, self.engine)
+            actions = report.timed("act", self.actuator.act, decision.recommendations, snapshot)
+            self.state = report.timed("learn", self.learn, snapshot, decision)
+            report.done(snapshot, decision, actions, self._summary(decision))
         except SenseError as exc:
-            report.outcome, report.reason = "skipped", f"{exc.reason}: {exc}"
+            report.skip(f"{exc.reason}: {exc}")
         except Exception as exc:  # a bug must cost one cycle, never the daemon
-            log.exception("cycle %d failed unexpectedly; nothing was done", self.cycle)
-            report.outcome, report.reason = "skipped", f"internal error: {exc!r}"
+            log.exception("cycle %d failed unexpectedly; nothing more was done", self.cycle)
+            report.skip(f"internal error: {exc!r}")
         report.sources = dict(self.sensor.stats)
-        self._observe(report)
+        self.observe(report)
         return report
 
-    def _timed(self, report: CycleReport, step: str, fn: Callable[P, R], *args: P.args,
-               **kwargs: P.kwargs) -> R:
-        started = time.monotonic()
-        try:
-            return fn(*args, **kwargs)
-        finally:
-            report.step_seconds[step] = time.monotonic() - started
+    def learn(self, snapshot: Snapshot, decision: Decision) -> AdvisorState:
+        """The classifier learns from the snapshot; the policies' next states are kept."""
+        if self.classifier is not None:
+            self.classifier.learn(snapshot, decision.predictions)
+        return replace(self.state, policies=decision.states)
 
-    def _observe(self, report: CycleReport) -> None:
+    def observe(self, report: CycleReport) -> None:
+        """Publish the cycle: the latest report, the counters, one log line."""
         self.latest = report
         self.totals.add(report)
         log.info("%s", cycle_line(report))
+
+    def _summary(self, decision: Decision) -> ClassifierSummary | None:
+        return None if self.classifier is None else self.classifier.summary(decision.predictions)
 
     def run_forever(self, interval_s: float) -> None:
         """Run cycles every ``interval_s`` seconds until stop() or a signal."""
@@ -105,6 +106,7 @@ class Advisor:
         return self._stop.is_set()
 
     def install_signal_handlers(self) -> None:
+        """SIGTERM / SIGINT stop after the cycle; SIGUSR1 / SIGUSR2 the kill switch."""
         if threading.current_thread() is not threading.main_thread():
             return
 
@@ -114,29 +116,4 @@ class Advisor:
 
         signal.signal(signal.SIGTERM, handler)
         signal.signal(signal.SIGINT, handler)
-        if self.actuator is not None:
-            self.actuator.install_signal_handlers()  # the run-time kill switch
-
-
-def cycle_line(report: CycleReport) -> str:
-    """One readable line per cycle."""
-    took = sum(report.step_seconds.values())
-    if report.outcome != "ok" or report.snapshot is None:
-        return f"cycle {report.number}: skipped ({report.reason}) after {took:.2f}s; no action"
-    s = report.snapshot
-    down = [name for name, st in report.sources.items() if not st.ok]
-    by_policy: dict[str, int] = {}
-    for rec in report.recommendations:
-        by_policy[str(rec.get("policy"))] = by_policy.get(str(rec.get("policy")), 0) + 1
-    recs = ", ".join(f"{p} {n}" for p, n in sorted(by_policy.items())) or "none"
-    failed = [str(e.get("policy")) for e in report.policy_errors]
-    applied = sum(n for (_, _, outcome), n in report.actions.items() if outcome == "applied")
-    return (
-        f"cycle {report.number}: {len(s.nodes)} nodes, {len(s.apps)} apps, "
-        f"{len(s.containers)} containers, {s.pending_requests} pending asks, "
-        f"{len(s.tasks)} tasks (+{len(s.finished_tasks)} finished); "
-        f"recommendations: {recs}; applied {applied}"
-        + (f"; sources down: {', '.join(sorted(down))}" if down else "")
-        + (f"; policies failed: {', '.join(failed)}" if failed else "")
-        + f"; {took:.2f}s"
-    )
+        self.actuator.install_signal_handlers()

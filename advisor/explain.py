@@ -2,38 +2,55 @@
 
 TARGET is an application, node, queue or container id (or ``scheduler``).
 The recommendations come from, in order of preference: a running advisor
-(``--advisor URL``, its ``/recommendations``), a recording (``--replay DIR``:
-the latest cycle that had any for TARGET), or one live dry-run cycle
-against the configured RM (``--config``).
+(``--advisor URL``, its ``/recommendations``, read with the configured TLS
+and auth), a recording (``--replay DIR``: the latest cycle that had any for
+TARGET), or one live dry-run cycle against the configured RM (``--config``).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import urllib.request
+import tempfile
 from pathlib import Path
 from typing import Any
 
-from yarn_advisor.config.schema import load
+from yarn_advisor.advisor.recommendation import Recommendation
+from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
+from yarn_advisor.advisor.settings import load_config, with_overrides
+from yarn_advisor.advisor.startup import check
+from yarn_advisor.advisor.text import value_text
+from yarn_advisor.advisor.wiring import build_advisor, build_sensor, http_client
+from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.connectors.errors import ConnectorError
+from yarn_advisor.connectors.replay import open_recording
 
 
 def register(sub: Any) -> None:
+    """Add ``explain`` to the main parser's subcommands."""
     p = sub.add_parser("explain", help="explain the latest recommendations for one target")
     p.add_argument("target", help="app, node, queue or container id, or 'scheduler'")
     src = p.add_mutually_exclusive_group()
     src.add_argument("--advisor", metavar="URL", help="a running advisor, e.g. http://host:9135")
     src.add_argument("--replay", type=Path, metavar="DIR", help="a recording")
-    p.add_argument("--config", type=Path, help="configuration (live RM, policy parameters)")
+    p.add_argument("--config", type=Path, help="configuration (live RM, TLS and auth, policy "
+                   "parameters)")
     p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
     p.set_defaults(handler=cmd_explain)
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    cycle, recs = _latest(args)
-    mine = [r for r in recs if r.get("target") == args.target]
+    cfg = load_config(args.config)
+    check(cfg, writes_state=False)
+    try:
+        cycle, recs = _latest(args, cfg)
+    except (ConnectorError, ValueError) as exc:
+        print(f"yarn-advisor explain: {exc}")
+        return 1
+    mine = [r for r in recs if r.target == args.target]
     if args.json:
-        print(json.dumps({"target": args.target, "cycle": cycle, "recommendations": mine},
+        print(json.dumps({"target": args.target, "cycle": cycle,
+                          "recommendations": [r.to_dict() for r in mine]},
                          indent=2, sort_keys=True))
         return 0
     if not mine:
@@ -45,49 +62,48 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _latest(args: argparse.Namespace) -> tuple[object, list[dict[str, Any]]]:
+def _latest(args: argparse.Namespace, cfg: AdvisorConfig
+            ) -> tuple[int | None, list[Recommendation]]:
     if args.advisor:
         url = args.advisor.rstrip("/") + "/recommendations"
-        with urllib.request.urlopen(url, timeout=10) as resp:
-            body = json.load(resp)
-        return body.get("cycle"), list(body.get("recommendations") or [])
-    from yarn_advisor.advisor.cli import replay_advisor, replay_cycles
-    from yarn_advisor.advisor.wiring import build_advisor, build_sensor
-    from yarn_advisor.connectors.replay import open_recording
-
-    cfg = load(args.config)
+        body = http_client(cfg).get_json(url)
+        if not isinstance(body, dict):
+            raise ValueError(f"{url}: expected a JSON object")
+        raw = body.get("recommendations") or []
+        cycle = body.get("cycle")
+        return (cycle if isinstance(cycle, int) else None,
+                [Recommendation.from_dict(r) for r in raw])
     if args.replay:
         recording = open_recording(args.replay)
-        found: tuple[object, list[dict[str, Any]]] = (None, [])
+        found: tuple[int | None, list[Recommendation]] = (None, [])
         for report in replay_cycles(replay_advisor(recording, cfg), recording):
-            if any(r.get("target") == args.target for r in report.recommendations):
-                found = (report.number, report.recommendations)
+            if any(r.target == args.target for r in report.recommendations):
+                found = (report.number, list(report.recommendations))
         return found
-    report = build_advisor(cfg, build_sensor(cfg)).run_once()
+    scratch = with_overrides(cfg, {"dry_run": True, "actuator": {"journal_path": None},
+                                   "state_dir": tempfile.mkdtemp(prefix="yarn-advisor-explain-")})
+    report = build_advisor(scratch, build_sensor(scratch), persist=False).run_once()
     if report.outcome != "ok":
-        raise SystemExit(f"yarn-advisor: cycle skipped ({report.reason})")
-    return report.number, report.recommendations
+        raise ValueError(f"cycle skipped ({report.reason})")
+    return report.number, list(report.recommendations)
 
 
-def render(rec: dict[str, Any], cycle: object) -> str:
+def render(rec: Recommendation, cycle: object) -> str:
     """A recommendation and its explanation, for a person."""
-    e = rec.get("explanation") or {}
-    prev = rec.get("previous")
-    change = f"{_j(prev)} -> {_j(rec.get('value'))}" if prev is not None else _j(rec.get("value"))
+    e = rec.explanation
+    change = (f"{value_text(rec.previous)} -> {value_text(rec.value)}"
+              if rec.previous is not None else value_text(rec.value))
     lines = [
-        f"{rec.get('target')}: {rec.get('kind')} {change}   [{rec.get('policy')}, cycle {cycle}]",
-        f"  why: {e.get('summary', '')}",
-        f"  rule: {e.get('rule', '')}",
+        f"{rec.target}: {rec.kind.value} {change}   [{rec.policy}, cycle {cycle}]",
+        f"  why: {e.summary}",
+        f"  rule: {e.rule}",
     ]
-    for part in ("inputs", "scores", "thresholds"):
-        if e.get(part):
-            lines.append(f"  {part}:")
-            lines += [f"    {k}: {_j(v)}" for k, v in sorted(e[part].items())]
-    for c in e.get("conflicts") or ():
-        lines.append(f"  overrode: {c.get('policy')} wanted {_j(c.get('value'))} "
+    for title, part in (("inputs", e.inputs), ("scores", e.scores),
+                        ("thresholds", e.thresholds)):
+        if part:
+            lines.append(f"  {title}:")
+            lines += [f"    {k}: {value_text(v)}" for k, v in sorted(part.items())]
+    for c in e.conflicts:
+        lines.append(f"  overrode: {c.get('policy')} wanted {value_text(c.get('value'))} "
                      f"({c.get('summary', '')})")
     return "\n".join(lines)
-
-
-def _j(value: object) -> str:
-    return json.dumps(value, sort_keys=True)

@@ -8,54 +8,20 @@ names, outcomes, policy and kind names; never app or container ids.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
+
+from yarn_advisor.advisor.classify import ClassifierSummary
 from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.sense import SourceStat
+from yarn_advisor.advisor.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.report import CycleReport, Totals
 
 NS = "yarn_advisor"
 TOP_N = 10  # apps named in labels per cycle, at most
 SOURCES = ("rm", "containers", "nm_jmx", "rm_jmx", "scheduler_conf", "rm_conf", "mapreduce",
            "history")
-
-
-@dataclass
-class CycleReport:
-    """What one cycle saw and did; the daemon keeps the latest."""
-
-    number: int
-    started_at: float
-    outcome: str  # ok | skipped
-    reason: str = ""
-    step_seconds: dict[str, float] = field(default_factory=dict)
-    sources: dict[str, SourceStat] = field(default_factory=dict)
-    snapshot: Snapshot | None = None
-    recommendations: list[dict[str, Any]] = field(default_factory=list)
-    actions: Counter[tuple[str, str, str]] = field(default_factory=Counter)
-    policy_seconds: dict[str, float] = field(default_factory=dict)
-    policy_errors: list[dict[str, Any]] = field(default_factory=list)
-    classifier: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
-class Totals:
-    """Counters that live across cycles."""
-
-    cycles: Counter[str] = field(default_factory=Counter)
-    source_errors: Counter[str] = field(default_factory=Counter)
-    actions: Counter[tuple[str, str, str]] = field(default_factory=Counter)
-    policy_errors: Counter[str] = field(default_factory=Counter)
-
-    def add(self, report: CycleReport) -> None:
-        self.cycles[report.outcome] += 1
-        self.policy_errors.update(str(e.get("policy")) for e in report.policy_errors)
-        for name, stat in report.sources.items():
-            self.source_errors[name] += stat.errors
-        self.actions.update(report.actions)
 
 
 class AdvisorCollector(Collector):
@@ -77,13 +43,12 @@ class AdvisorCollector(Collector):
             yield from _snapshot(report.snapshot)
         recs = GaugeMetricFamily(f"{NS}_recommendations", "Recommendations of the latest cycle",
                                  labels=["policy", "kind"])
-        counts = Counter((str(r.get("policy")), str(r.get("kind")))
-                         for r in report.recommendations)
+        counts = Counter((r.policy, r.kind.value) for r in report.recommendations)
         for (policy, kind), n in sorted(counts.items()):
             recs.add_metric([policy, kind], n)
         yield recs
         yield _top_priorities(report.recommendations)
-        if report.classifier:
+        if report.classifier is not None:
             yield from _classifier(report.classifier)
 
     def _totals(self) -> Iterable[Metric]:
@@ -99,7 +64,7 @@ class AdvisorCollector(Collector):
         actions = CounterMetricFamily(f"{NS}_actions", "Actions by kind, policy and outcome",
                                       labels=["kind", "policy", "outcome"])
         for (kind, policy, outcome), n in sorted(self.totals.actions.items()):
-            actions.add_metric([kind, policy, outcome], n)
+            actions.add_metric([kind.value, policy, outcome], n)
         yield actions
         blocked = CounterMetricFamily(f"{NS}_actions_blocked", "Actions a guardrail stopped",
                                       labels=["reason"])
@@ -141,7 +106,7 @@ class AdvisorCollector(Collector):
                                 value=1.0 if report.outcome == "ok" else 0.0)
 
 
-def _classifier(c: dict[str, Any]) -> Iterable[Metric]:
+def _classifier(c: ClassifierSummary) -> Iterable[Metric]:
     preds = GaugeMetricFamily(f"{NS}_classifier_predictions",
                               "Pending request groups by predicted class (latest cycle)",
                               labels=["class"])
@@ -149,8 +114,8 @@ def _classifier(c: dict[str, Any]) -> Iterable[Metric]:
                                "Running recall of the classifier's predictions, by actual class",
                                labels=["class"])
     for cls in ("short", "long"):
-        preds.add_metric([cls], c.get("predictions", {}).get(cls, 0))
-        value = c.get("recall", {}).get(cls)
+        preds.add_metric([cls], c.predictions.get(cls, 0))
+        value = c.recall.get(cls)
         if value is not None:
             recall.add_metric([cls], value)
     yield preds
@@ -158,25 +123,25 @@ def _classifier(c: dict[str, Any]) -> Iterable[Metric]:
     outcomes = CounterMetricFamily(f"{NS}_classifier_outcomes",
                                    "Predictions scored against what the task turned out to be",
                                    labels=["actual", "predicted"])
-    for (actual, predicted), n in sorted(c.get("outcomes", {}).items()):
+    for (actual, predicted), n in sorted(c.outcomes.items()):
         outcomes.add_metric([actual, predicted], n)
     yield outcomes
     learned = GaugeMetricFamily(f"{NS}_classifier_learned",
                                 "Tasks learned in the latest cycle", labels=["kind"])
-    for kind, n in sorted(c.get("learned", {}).items()):
+    for kind, n in sorted(c.learned.items()):
         learned.add_metric([kind], n)
     yield learned
 
 
-def _top_priorities(recs: list[dict[str, Any]], top_n: int = TOP_N) -> Metric:
+def _top_priorities(recs: Sequence[Recommendation], top_n: int = TOP_N) -> Metric:
     """Recommended priorities of the top-N apps only (bounded label set)."""
     family = GaugeMetricFamily(f"{NS}_recommended_app_priority",
                                f"Recommended priority of the top {top_n} apps of the latest cycle",
                                labels=["app", "policy"])
-    prio = [r for r in recs if r.get("kind") == "set_app_priority"
-            and isinstance(r.get("value"), int)]
-    for r in sorted(prio, key=lambda r: (-int(r["value"]), str(r["target"])))[:top_n]:
-        family.add_metric([str(r["target"]), str(r.get("policy"))], float(r["value"]))
+    prio = [(r.value, r) for r in recs if r.kind is Kind.SET_APP_PRIORITY
+            and isinstance(r.value, int)]
+    for value, r in sorted(prio, key=lambda vr: (-int(vr[0]), vr[1].target))[:top_n]:
+        family.add_metric([r.target, r.policy], float(value))
     return family
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,6 +342,21 @@ class Snapshot:
     # mutable store and admin rights) and selected RM settings (GET /conf)
     scheduler_conf: Mapping[str, str] = field(default_factory=dict)
     rm_conf: Mapping[str, str] = field(default_factory=dict)
+
+    @cached_property
+    def app_by_id(self) -> Mapping[str, App]:
+        """The apps by id (built once per snapshot, on first use)."""
+        return {a.id: a for a in self.apps}
+
+    @cached_property
+    def node_by_id(self) -> Mapping[str, Node]:
+        """The nodes by id (built once per snapshot, on first use)."""
+        return {n.id: n for n in self.nodes}
+
+    @cached_property
+    def container_by_id(self) -> Mapping[str, Container]:
+        """The containers by id (built once per snapshot, on first use)."""
+        return {c.id: c for c in self.containers}
 
     @property
     def max_app_priority(self) -> int | None:

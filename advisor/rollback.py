@@ -21,12 +21,26 @@ import json
 import re
 import sys
 import time
-from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from yarn_advisor.advisor.journal import Action, Journal, Record, Writer, journaled_write, new_id
-from yarn_advisor.connectors.rm_write import IRREVERSIBLE
+from yarn_advisor.advisor.actuator import open_journal
+from yarn_advisor.advisor.journal import (
+    Action,
+    Entry,
+    Journal,
+    Phase,
+    Writer,
+    journaled_write,
+    new_id,
+)
+from yarn_advisor.advisor.recommendation import Kind
+from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.startup import check
+from yarn_advisor.advisor.wiring import http_client
+from yarn_advisor.connectors.rm import RMClient
+from yarn_advisor.connectors.rm_write import RMWriter
 
 DONE = frozenset({"applied", "noop"})
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
@@ -44,44 +58,45 @@ def select(actions: list[Action], since: float | None = None,
     return sorted(picked, key=lambda a: a.ts, reverse=True)
 
 
-def inverse(action: Action) -> list[tuple[str, str, Any]]:
+def inverse(action: Action) -> list[tuple[Kind, str, Any]]:
     """The writes (kind, target, value) that restore what ``action`` changed."""
     prev, value = action.previous, action.value
-    if action.kind == "add_cluster_labels":
-        return [("remove_cluster_labels", action.target, sorted(set(value) - set(prev or [])))]
-    if action.kind == "remove_cluster_labels":
-        return [("add_cluster_labels", action.target, sorted(set(value) & set(prev or [])))]
-    steps = [(action.kind, action.target, prev)]
+    if action.kind is Kind.ADD_CLUSTER_LABELS:
+        return [(Kind.REMOVE_CLUSTER_LABELS, action.target, sorted(set(value) - set(prev or [])))]
+    if action.kind is Kind.REMOVE_CLUSTER_LABELS:
+        return [(Kind.ADD_CLUSTER_LABELS, action.target, sorted(set(value) & set(prev or [])))]
+    steps: list[tuple[Kind, str, Any]] = [(action.kind, action.target, prev)]
     added = (action.answer or {}).get("added_cluster_labels") if isinstance(
         action.answer, dict) else None
-    if action.kind == "replace_node_labels" and added:
-        steps.append(("remove_cluster_labels", "cluster", sorted(added)))
+    if action.kind is Kind.REPLACE_NODE_LABELS and added:
+        steps.append((Kind.REMOVE_CLUSTER_LABELS, "cluster", sorted(added)))
     return steps
 
 
-def rollback(journal: Journal, writer: Writer, actions: list[Action], dry_run: bool = False,
-             clock: Callable[[], float] = time.time) -> list[Record]:
-    """Undo ``actions`` in order; every step is journaled. Returns one record per step."""
-    out: list[Record] = []
+def rollback(journal: Journal, writer: Writer, actions: list[Action], dry_run: bool = False
+             ) -> list[Entry]:
+    """Undo ``actions`` in order; every step is journaled. Returns one entry per step."""
+    out: list[Entry] = []
     for action in actions:
-        base: Record = {"kind": action.kind, "target": action.target, "policy": "rollback",
-                        "rollback_of": action.id, "mode": "dry_run" if dry_run else "enforce"}
-        if action.kind in IRREVERSIBLE or action.previous is None:
-            reason = "irreversible" if action.kind in IRREVERSIBLE else "no_previous_value"
-            out.append(journal.append({**base, "id": new_id(), "phase": "blocked",
-                                       "outcome": reason, "reason": reason,
-                                       "value": action.value}))
+        mode = "dry_run" if dry_run else "enforce"
+        if action.kind.irreversible or action.previous is None:
+            reason = "irreversible" if action.kind.irreversible else "no_previous_value"
+            out.append(journal.append(Entry(
+                id=new_id(), phase=Phase.BLOCKED, kind=action.kind, target=action.target,
+                policy="rollback", mode=mode, value=action.value, outcome=reason,
+                reason=reason, rollback_of=action.id)))
             continue
         for kind, target, value in inverse(action):
-            step: Record = {**base, "id": new_id(), "kind": kind, "target": target,
-                            "value": value, "summary": f"rollback of {action.id}"}
+            step = Entry(id=new_id(), phase=Phase.DRY_RUN, kind=kind, target=target,
+                         policy="rollback", mode=mode, value=value,
+                         summary=f"rollback of {action.id}", rollback_of=action.id)
             if dry_run:
-                out.append(journal.append({**step, "phase": "dry_run", "outcome": "dry_run",
-                                           "previous": action.value}))
+                out.append(journal.append(replace(step, outcome="dry_run",
+                                                  previous=action.value)))
                 continue
-            outcome, result = journaled_write(writer, journal, step)
-            out.append(result | {"value": value})
-            if outcome not in DONE:
+            result = journaled_write(writer, journal, step)
+            out.append(replace(result, value=value))
+            if result.outcome not in DONE:
                 break
     return out
 
@@ -124,34 +139,37 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
 
 
 def cmd_rollback(args: argparse.Namespace) -> int:
-    from yarn_advisor.advisor.actuator import journal_path
-    from yarn_advisor.advisor.wiring import http_client
-    from yarn_advisor.config.schema import load
-    from yarn_advisor.connectors.rm import RMClient
-    from yarn_advisor.connectors.rm_write import RMWriter
-
-    cfg = load(args.config)
+    cfg = load_config(args.config)
+    check(cfg)
     try:
         since = None if args.since is None else parse_time(args.since, time.time())
     except argparse.ArgumentTypeError as exc:
         print(f"rollback: {exc}", file=sys.stderr)
         return 2
-    journal = Journal(journal_path(cfg))
+    journal = open_journal(cfg)
     actions = select(journal.actions(), since, args.action)
     if args.action is not None and not actions:
         print(f"rollback: no action {args.action!r} in {journal.path}", file=sys.stderr)
         return 2
+    if journal.unreadable:
+        print(f"rollback: {journal.unreadable} line(s) of {journal.path} could not be read; "
+              "an action they recorded cannot be restored from here", file=sys.stderr)
     writer = RMWriter(RMClient(http_client(cfg), cfg.rm.urls), cfg.actuator.overcommit_timeout_ms)
     steps = rollback(journal, writer, actions, dry_run=args.dry_run)
-    ok = all(s.get("outcome") in (*DONE, "dry_run", "irreversible") for s in steps)
+    ok = not journal.unreadable and all(
+        s.outcome in (*DONE, "dry_run", "irreversible") for s in steps)
     if args.json:
-        print(json.dumps({"journal": str(journal.path), "ok": ok, "steps": steps},
-                         sort_keys=True, default=str))
+        print(json.dumps({"journal": str(journal.path), "ok": ok,
+                          "steps": [s.to_json() for s in steps]}, sort_keys=True, default=str))
     else:
         for s in steps:
-            print(f"{s.get('outcome'):>12}  {s.get('kind')} {s.get('target')} -> "
-                  f"{s.get('value')!r} (was {s.get('previous')!r}; rollback of "
-                  f"{s.get('rollback_of')})" + (f": {s['error']}" if s.get("error") else ""))
+            print(f"{s.outcome:>12}  {s.kind} {s.target} -> {_j(s.value)} "
+                  f"(was {_j(s.previous)}; rollback of {s.rollback_of})"
+                  + (f": {s.error}" if s.error else ""))
         print(f"{len(actions)} action(s), {len(steps)} step(s); "
               + ("all restored" if ok else "NOT all restored"))
     return 0 if ok else 1
+
+
+def _j(value: object) -> str:
+    return json.dumps(value, sort_keys=True, default=str)

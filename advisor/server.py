@@ -16,6 +16,7 @@ from typing import Any
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
+
 from yarn_advisor.advisor.daemon import Advisor
 from yarn_advisor.advisor.metrics import AdvisorCollector
 
@@ -28,8 +29,7 @@ class AdvisorServer:
         self.interval_s = interval_s
         self.registry = CollectorRegistry()
         self.registry.register(AdvisorCollector(
-            lambda: advisor.latest, advisor.totals,
-            lambda: advisor.actuator.blocked if advisor.actuator is not None else {}))
+            lambda: advisor.latest, advisor.totals, lambda: advisor.actuator.blocked))
         self.httpd = ThreadingHTTPServer((host, port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -64,7 +64,7 @@ class AdvisorServer:
             return {"cycle": None, "recommendations": []}
         taken = latest.snapshot.taken_at if latest.snapshot else None
         return {"cycle": latest.number, "taken_at": taken,
-                "recommendations": latest.recommendations}
+                "recommendations": [r.to_dict() for r in latest.recommendations]}
 
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self

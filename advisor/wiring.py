@@ -1,23 +1,25 @@
-"""Build the connectors and the sensor from a validated configuration."""
+"""Build the advisor from a validated configuration: connectors, sensor, actuator, classifier."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from yarn_advisor.advisor.actuator import build_actuator
-from yarn_advisor.advisor.classify import ClassifierHook
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.decider import Decider
-from yarn_advisor.advisor.engine import config_from_dict
-from yarn_advisor.advisor.sense import Connectors, Sensor
+from yarn_advisor.advisor.classify import TaskClassifier
+from yarn_advisor.advisor.daemon import Advisor, Sensor
+from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, initial_states
+from yarn_advisor.advisor.journal import Writer
+from yarn_advisor.advisor.sense import Connectors, LiveSensor
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.connectors.http import AuthConfig, HttpClient, Recorder, RetryPolicy
 from yarn_advisor.connectors.jmx import JmxClient
 from yarn_advisor.connectors.mapreduce import MapReduceClient
 from yarn_advisor.connectors.rm import RMClient
+from yarn_advisor.connectors.rm_write import RMWriter
 
 
 def http_client(cfg: AdvisorConfig, recorder: Recorder | None = None) -> HttpClient:
+    """The one HTTP client (timeouts, retries, auth, TLS) for ``cfg``'s RM and JobHistory."""
     rm = cfg.rm
     verify: bool | str = rm.tls.ca_bundle if rm.tls.verify and rm.tls.ca_bundle else rm.tls.verify
     cert: str | tuple[str, str] | None = None
@@ -25,41 +27,54 @@ def http_client(cfg: AdvisorConfig, recorder: Recorder | None = None) -> HttpCli
         cert = (rm.tls.client_cert, rm.tls.client_key) if rm.tls.client_key else rm.tls.client_cert
     return HttpClient(
         timeout=(rm.timeout.connect_s, rm.timeout.read_s),
+        total_timeout=rm.timeout.total_s,
         retry=RetryPolicy(rm.retry.attempts, rm.retry.base_delay_s, rm.retry.max_delay_s,
                           rm.retry.deadline_s),
-        auth=AuthConfig(rm.auth.method, rm.auth.user, rm.auth.principal),
+        auth=AuthConfig(rm.auth.method, rm.auth.user, rm.auth.principal, rm.auth.keytab),
         verify=verify,
         client_cert=cert,
         recorder=recorder,
     )
 
 
-def build_sensor(cfg: AdvisorConfig, recorder: Recorder | None = None) -> Sensor:
+def build_sensor(cfg: AdvisorConfig, recorder: Recorder | None = None) -> LiveSensor:
+    """The sensor reading the RM (and JobHistory) that ``cfg`` names."""
     http = http_client(cfg, recorder)
-    rm = RMClient(http, cfg.rm.urls)
+    rm = RMClient(http, list(cfg.rm.urls))
     connectors = Connectors(
         rm=rm,
         jmx=JmxClient(http, rm, cfg.sense.nm_jmx.scheme),
         mapreduce=MapReduceClient(http, rm, cfg.rm.history_url),
     )
-    return Sensor(connectors, cfg.sense)
+    return LiveSensor(connectors, cfg.sense)
 
 
-def build_advisor(cfg: AdvisorConfig, sensor: Sensor, persist: bool = True) -> Advisor:
-    """The daemon for ``cfg``, sensing with ``sensor`` (live or replayed).
+def build_classifier(cfg: AdvisorConfig, persist: bool = True) -> TaskClassifier | None:
+    """The task classifier (checkpointed in ``state_dir`` unless ``persist`` is False)."""
+    if not cfg.classifier.enabled:
+        return None
+    c = cfg.classifier
+    path = Path(c.checkpoint or Path(cfg.state_dir) / "classifier.json") if persist else None
+    return TaskClassifier.load(path, threshold_s=c.threshold_s,
+                               min_confidence=c.min_confidence, min_support=c.min_support)
 
-    ``persist`` False (replays) keeps the classifier in memory only and gives
-    the actuator no RM to write to (it can only dry-run, journaled in the
-    configured journal).
+
+def build_advisor(cfg: AdvisorConfig, sensor: Sensor, writer: Writer | None = None,
+                  persist: bool = True, snapshot_clock: bool = False) -> Advisor:
+    """The daemon for ``cfg``, sensing with ``sensor`` (live, replayed or simulated).
+
+    ``writer`` None: the actuator can only dry-run. ``persist`` False keeps the
+    classifier in memory only. ``snapshot_clock``: time is the snapshot's
+    (replays and the simulator), so guardrail windows follow its clock.
     """
-    hook = None
-    if cfg.classifier.enabled:
-        path = cfg.classifier.checkpoint or str(Path(cfg.state_dir) / "classifier.json")
-        hook = ClassifierHook.load(Path(path) if persist else None,
-                                   threshold_s=cfg.classifier.threshold_s,
-                                   min_confidence=cfg.classifier.min_confidence,
-                                   min_support=cfg.classifier.min_support)
-    actuator = build_actuator(cfg, sensor.connectors.rm if persist else None,
-                              replay=not persist)
-    return Advisor(sensor, decide=Decider(config_from_dict(cfg.policies), classifier=hook),
-                   act=actuator.act, actuator=actuator)
+    actuator = build_actuator(cfg, writer, snapshot_clock)
+    classifier = build_classifier(cfg, persist)
+    return Advisor(sensor, EngineConfig.from_config(cfg), actuator, classifier,
+                   AdvisorState(initial_states(), classifier))
+
+
+def build_live_advisor(cfg: AdvisorConfig) -> Advisor:
+    """The daemon against the live RM: it may write when ``cfg`` enforces."""
+    sensor = build_sensor(cfg)
+    writer = RMWriter(sensor.connectors.rm, cfg.actuator.overcommit_timeout_ms)
+    return build_advisor(cfg, sensor, writer)

@@ -37,11 +37,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
-from yarn_advisor.advisor.actuator import build_actuator  # noqa: E402
-from yarn_advisor.advisor.rollback import rollback, select  # noqa: E402
-from yarn_advisor.advisor.wiring import build_advisor, build_sensor  # noqa: E402
-from yarn_advisor.config.schema import AdvisorConfig, load  # noqa: E402
 from yarnmini import MiniCluster, SubmittedApp  # noqa: E402
+
+from yarn_advisor.advisor.rollback import rollback, select  # noqa: E402
+from yarn_advisor.advisor.settings import load_config as load  # noqa: E402
+from yarn_advisor.advisor.wiring import build_live_advisor  # noqa: E402
+from yarn_advisor.config.schema import AdvisorConfig  # noqa: E402
 
 TOTAL_MB, TOTAL_VCORES = 9216, 9
 BATCH: list[dict[str, Any]] = [
@@ -108,9 +109,8 @@ def one_run(cluster: MiniCluster, advisor_on: bool, interval: float, work: Path)
     advisor = None
     started = time.time()
     if advisor_on:
-        advisor = build_advisor(cfg, build_sensor(cfg))
-        actuator = build_actuator(cfg, advisor.sensor.connectors.rm)
-        advisor.act = actuator.act
+        advisor = build_live_advisor(cfg)
+        actuator = advisor.actuator
         threading.Thread(target=advisor.run_forever, args=(interval,), daemon=True).start()
     sampler = Sampler(cluster)
     sampler.start()

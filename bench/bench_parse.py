@@ -1,22 +1,27 @@
-"""Parse benchmark: a synthetic large cluster built from the real REST doc examples.
+"""Sense benchmark: decode + parse + build of a synthetic cluster, at growing sizes.
 
-``synthetic_bodies()`` returns serialised bodies for 10,000 nodes, 5,000
-running apps (three resourceRequests each) and 100,000 containers (the RM
+``synthetic_bodies(n)`` returns serialised bodies for ``n`` nodes, ``n / 2``
+running apps (three resourceRequests each) and ``10 n`` containers (the RM
 ``.../appattempts/{id}/containers`` shape, 20 per app, container 1 the AM),
 plus the cluster info / metrics / scheduler examples. Every item is a copy of
-a real example item with its ids, sizes and times varied.
+a real example item of the Hadoop REST docs with its ids, sizes and times varied.
 
-Run ``python bench/bench_parse.py`` to print, per body and in total, the median
-of 5 runs of ``json.loads`` alone and of ``json.loads`` + ``parse_*``, the
-ratio, and peak memory (tracemalloc of one run, and the process max RSS).
+``python bench/bench_parse.py`` prints the growth table at 1k, 2.5k, 5k, 10k,
+20k and 40k nodes (``--nodes N``, repeatable, picks sizes; ``--json`` one
+object): the median of ``--runs`` runs of a bare ``json.loads`` of every body,
+of the connectors' decode, and of decode + parse + ``build_snapshot`` (process
+CPU seconds, wall clock beside), their ratio, CPU per node against the
+smallest size (1.00 = linear), the peak memory of one decode + parse + build,
+and what one cycle of the real sensor fetches at that size with its default
+limits (requests, MB; see ``_sensor_fetch``).
 """
 
 from __future__ import annotations
 
+import argparse
 import copy
 import json
 import os
-import resource
 import statistics
 import time
 import tracemalloc
@@ -25,15 +30,16 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from _sensor_fetch import sensor_fetch
+
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.snapshot import build_snapshot
 from yarn_advisor.connectors import parse_rm
 from yarn_advisor.connectors.http import decode_json
 
-N_NODES = 10_000
-N_APPS = 5_000
-CONTAINERS_PER_APP = 20  # 100,000 containers
+CONTAINERS_PER_APP = 20  # apps = nodes / 2, so 10 containers per node
 RUNS = 5
+SIZES = (1_000, 2_500, 5_000, 10_000, 20_000, 40_000)  # nodes, for the growth table
 CLUSTER_TS = 1531404209605
 QUEUES = ("a", "b", "c")
 
@@ -71,12 +77,12 @@ def _resource_info(memory: int, vcores: int, template: dict[str, Any]) -> dict[s
     return info
 
 
-def _nodes() -> dict[str, Any]:
+def _nodes(n_nodes: int) -> dict[str, Any]:
     template = _example("rm__13")["node"]
     cs_leaf = _example("rm__03")["scheduler"]["schedulerInfo"]["queues"]["queue"][0]
     res_template = cs_leaf["resourcesUsed"]
     nodes = []
-    for i in range(N_NODES):
+    for i in range(n_nodes):
         host = f"worker{i:05d}.domain.com"
         used_mb, used_cores = (i % 12) * 8192, (i % 12) * 4
         node = dict(template)
@@ -103,10 +109,10 @@ def _nodes() -> dict[str, Any]:
     return {"nodes": {"node": nodes}}
 
 
-def _apps() -> dict[str, Any]:
+def _apps(n_apps: int, n_nodes: int) -> dict[str, Any]:
     template = _example("rm__06")["apps"]["app"][0]
     apps = []
-    for i in range(N_APPS):
+    for i in range(n_apps):
         app = dict(template)
         app.update(
             id=f"application_{CLUSTER_TS}_{i + 1:04d}",
@@ -126,19 +132,19 @@ def _apps() -> dict[str, Any]:
         requests = copy.deepcopy(template["resourceRequests"])
         requests[0]["numContainers"] = i % 7
         for rr in requests[1:]:
-            rr["resourceName"] = f"worker{(i * 7) % N_NODES:05d}.domain.com"
+            rr["resourceName"] = f"worker{(i * 7) % n_nodes:05d}.domain.com"
         app["resourceRequests"] = requests
         apps.append(app)
     return {"apps": {"app": apps}}
 
 
-def _containers() -> dict[str, Any]:
+def _containers(n_apps: int, n_nodes: int) -> dict[str, Any]:
     template = _example("rm__10")["containers"]["container"][0]
     containers = []
-    for i in range(N_APPS * CONTAINERS_PER_APP):
+    for i in range(n_apps * CONTAINERS_PER_APP):
         app, n = divmod(i, CONTAINERS_PER_APP)
         cid = f"container_e01_{CLUSTER_TS}_{app + 1:04d}_01_{n + 1:06d}"
-        node = f"worker{(i * 13) % N_NODES:05d}.domain.com"
+        node = f"worker{(i * 13) % n_nodes:05d}.domain.com"
         mb = "1536" if n == 0 else "2048"
         c = dict(template)
         c.update(
@@ -157,33 +163,31 @@ def _containers() -> dict[str, Any]:
     return {"containers": {"container": containers}}
 
 
-def synthetic_bodies() -> dict[str, bytes]:
-    """Serialised bodies of a synthetic 10k-node cluster, keyed like :data:`PARSERS`."""
+def synthetic_bodies(n_nodes: int = 10_000) -> dict[str, bytes]:
+    """Serialised bodies of a synthetic cluster of ``n_nodes`` nodes (``n_nodes / 2``
+    running apps, 20 containers each), keyed like :data:`PARSERS`."""
+    n_apps = n_nodes // 2
     bodies: dict[str, Any] = {
         "cluster_info": _example("rm__01"),
         "cluster_metrics": _example("rm__02"),
         "scheduler": _example("rm__03"),
-        "nodes": _nodes(),
-        "apps": _apps(),
-        "containers": _containers(),
+        "nodes": _nodes(n_nodes),
+        "apps": _apps(n_apps, n_nodes),
+        "containers": _containers(n_apps, n_nodes),
     }
     return {name: json.dumps(body).encode() for name, body in bodies.items()}
 
 
-def _median(fn: Callable[[], object]) -> tuple[float, float]:
-    """Median (wall seconds, process CPU seconds) of RUNS calls of ``fn``.
+def _median(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
+    """Median (wall seconds, process CPU seconds) of ``runs`` calls of ``fn``.
     CPU time is the steadier figure on a shared machine."""
     wall, cpu = [], []
-    for _ in range(RUNS):
+    for _ in range(runs):
         w0, c0 = time.perf_counter(), time.process_time()
         fn()
         wall.append(time.perf_counter() - w0)
         cpu.append(time.process_time() - c0)
     return statistics.median(wall), statistics.median(cpu)
-
-
-def _loads_and_parse(raw: bytes, parse: Callable[[Any], object]) -> object:
-    return parse(json.loads(raw))
 
 
 def parse_and_build(bodies: dict[str, bytes]) -> Snapshot:
@@ -205,51 +209,83 @@ def build_from_decoded(decoded: dict[str, Any]) -> Snapshot:
     )
 
 
-def main() -> None:
-    bodies = synthetic_bodies()
-    print(f"median of {RUNS} runs; seconds of process CPU time (wall clock in brackets)")
-    print(f"{'body':<16}{'MB':>6}{'loads':>16}{'loads+parse':>18}{'ratio':>7}")
-    tot_loads = [0.0, 0.0]
-    tot_both = [0.0, 0.0]
-    for name, raw in bodies.items():
-        parse = PARSERS[name]
-        loads = _median(partial(json.loads, raw))
-        both = _median(partial(_loads_and_parse, raw, parse))
-        for i in (0, 1):
-            tot_loads[i] += loads[i]
-            tot_both[i] += both[i]
-        print(
-            f"{name:<16}{len(raw) / 1e6:>6.1f}{loads[1]:>8.3f} ({loads[0]:5.3f})"
-            f"{both[1]:>10.3f} ({both[0]:5.3f}){both[1] / loads[1]:>7.2f}"
-        )
-    size = sum(map(len, bodies.values())) / 1e6
-    print(
-        f"{'total':<16}{size:>6.1f}{tot_loads[1]:>8.3f} ({tot_loads[0]:5.3f})"
-        f"{tot_both[1]:>10.3f} ({tot_both[0]:5.3f}){tot_both[1] / tot_loads[1]:>7.2f}"
-    )
-    print(f"parse alone (total): {tot_both[1] - tot_loads[1]:.3f} s CPU")
-    decoded_all = {name: json.loads(raw) for name, raw in bodies.items()}
-    built = _median(partial(build_from_decoded, decoded_all))
-    del decoded_all
-    full = _median(partial(parse_and_build, bodies))
-    print(f"parse + build_snapshot from decoded bodies: {built[1]:.3f} s CPU ({built[0]:.3f} wall)"
-          f"; {built[1] / tot_loads[1]:.2f}x a bare json.loads of the same bytes  [target <= 2 s]")
-    print(f"decode_json + parse + build_snapshot (one cycle): {full[1]:.3f} s CPU "
-          f"({full[0]:.3f} wall); {full[1] / tot_loads[1]:.2f}x a bare json.loads")
+def as_sensed(bodies: dict[str, bytes], apps_read: int = 500) -> dict[str, bytes]:
+    """The bodies with the containers of only the first ``apps_read`` apps: what the
+    sensor reads with its default ``sense.app_details_limit``."""
+    containers = json.loads(bodies["containers"])["containers"]["container"]
+    kept = containers[: apps_read * CONTAINERS_PER_APP]
+    return {**bodies, "containers": json.dumps({"containers": {"container": kept}}).encode()}
 
+
+def measure(n_nodes: int, runs: int = RUNS) -> dict[str, Any]:
+    """One size: bare json.loads, the connectors' decode, decode + parse + build, peak
+    memory, and what the sensor fetches per cycle at this size."""
+    bodies = synthetic_bodies(n_nodes)
+    size = sum(map(len, bodies.values()))
+
+    def bare() -> None:
+        for raw in bodies.values():
+            json.loads(raw)
+
+    def connectors_decode() -> None:
+        for name, raw in bodies.items():
+            decode_json(raw.decode(), name)
+
+    loads = _median(bare, runs)
+    decode = _median(connectors_decode, runs)
+    full = _median(partial(parse_and_build, bodies), runs)
+    sensed = _median(partial(parse_and_build, as_sensed(bodies)), runs)
     tracemalloc.start()
-    decoded = {name: json.loads(raw) for name, raw in bodies.items()}
-    results = [PARSERS[name](body) for name, body in decoded.items()]
-    results.append(parse_and_build(bodies))
+    snap = parse_and_build(bodies)
     _, peak = tracemalloc.get_traced_memory()
-    del decoded
-    kept, _ = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    del results
-    max_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"peak traced memory, all bodies decoded + parsed + snapshot: {peak / 2**20:.0f} MiB")
-    print(f"retained by the parsed model objects alone: {kept / 2**20:.0f} MiB")
-    print(f"process max RSS (incl. building the bodies): {max_rss_mb:.0f} MiB")
+    fetched = sensor_fetch(bodies, n_nodes)
+    return {
+        "nodes": n_nodes, "apps": len(snap.apps), "containers": len(snap.containers),
+        "body_mb": round(size / 1e6, 1),
+        "json_loads_cpu_s": round(loads[1], 4), "decode_cpu_s": round(decode[1], 4),
+        "decode_parse_build_cpu_s": round(full[1], 4),
+        "decode_parse_build_wall_s": round(full[0], 4),
+        "ratio_to_json_loads": round(full[1] / loads[1], 2),
+        "as_sensed_cpu_s": round(sensed[1], 4),
+        "peak_mib": round(peak / 2**20), **fetched,
+    }
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--nodes", type=int, action="append",
+                    help=f"cluster size (repeatable; default: the growth table {SIZES})")
+    ap.add_argument("--runs", type=int, default=RUNS)
+    ap.add_argument("--json", action="store_true", help="one JSON object")
+    args = ap.parse_args()
+    rows = [measure(n, args.runs) for n in (args.nodes or SIZES)]
+    base = rows[0]
+    for r in rows:
+        r["growth_vs_smallest"] = round((r["decode_parse_build_cpu_s"]
+                                         / base["decode_parse_build_cpu_s"])
+                                        / (r["nodes"] / base["nodes"]), 2)
+    if args.json:
+        print(json.dumps({"runs": args.runs, "load_average": os.getloadavg()[0], "rows": rows},
+                         sort_keys=True))
+        return
+    print(f"median of {args.runs} runs, process CPU seconds (wall in brackets); "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'nodes':>7}{'apps':>7}{'contain.':>9}{'MB':>6}{'json.loads':>11}{'decode':>8}"
+          f"{'decode+parse+build':>25}{'ratio':>7}{'growth':>7}{'peak MiB':>9}"
+          f"{'as sensed':>10}{'sensor reqs':>12}{'sensor MB':>10}")
+    for r in rows:
+        print(f"{r['nodes']:>7}{r['apps']:>7}{r['containers']:>9}{r['body_mb']:>6.0f}"
+              f"{r['json_loads_cpu_s']:>11.3f}{r['decode_cpu_s']:>8.3f}"
+              f"{r['decode_parse_build_cpu_s']:>16.3f} ({r['decode_parse_build_wall_s']:5.3f})"
+              f"{r['ratio_to_json_loads']:>7.2f}{r['growth_vs_smallest']:>7.2f}"
+              f"{r['peak_mib']:>9}{r['as_sensed_cpu_s']:>10.3f}{r['sensor_requests']:>12}"
+              f"{r['sensor_mb']:>10.1f}")
+    print("ratio: decode + parse + build over a bare json.loads of the same bytes; growth: "
+          "CPU per node relative to the smallest size (1.00 = linear); as sensed: decode + "
+          "parse + build with the containers of the 500 apps the sensor reads by default; "
+          "sensor: requests and MB one cycle of the real sensor fetches with the default "
+          "limits")
 
 
 if __name__ == "__main__":

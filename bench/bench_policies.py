@@ -12,9 +12,13 @@ them, 200 NodeManagers' containers carry NM JMX usage and 2,000 MapReduce
 containers a running map or reduce task in some phase (``--full``: all of
 them). Seeded, so every run sees the same cluster.
 
-Run ``python bench/bench_policies.py [--runs N] [--classifier] [--full]`` to print the
-build time, the median (and min/max) of N decide steps, wall and CPU time,
-the per-policy medians and how many recommendations of each kind came out.
+``--nodes N`` scales it (apps N/2 and containers 10 N in proportion); without it
+the growth table runs at 1k, 2.5k, 5k, 10k, 20k and 40k nodes: the median of
+``--runs`` decide steps (process CPU time, the steadier figure on a shared
+machine; wall clock beside it), CPU per node and its growth against the
+smallest size (1.00 = linear), the peak memory one decide step allocates, the
+per-policy medians and the recommendations of each kind at 10k. ``--json``
+prints one object.
 ``--classifier`` adds a hook that predicts ``SHORT_FRACTION`` of the pending
 request groups short, so OPERA lends (without it everything is long).
 ``--policies a,b`` runs only those. Target: <= 1 s per decide step.
@@ -23,19 +27,21 @@ request groups short, so OPERA lends (without it everything is long).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import sys
 import time
+import tracemalloc
 from collections import Counter
-from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yarn_advisor.advisor.engine import Classifier, EngineConfig, PolicyConfig, decide
+from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
 from yarn_advisor.advisor.model import (
     App,
     ClusterInfo,
@@ -53,11 +59,12 @@ from yarn_advisor.advisor.model import (
     Task,
 )
 from yarn_advisor.advisor.policies import POLICIES
+from yarn_advisor.classifiers.live import GroupPrediction, Predictions
+from yarn_advisor.classifiers.naive_bayes import Prediction
+from yarn_advisor.config.schema import PolicySection
 
-N_NODES, N_RACKS, N_IDLE = 10_000, 200, 100
-N_APPS, N_SPARK, N_ACCEPTED = 5_000, 500, 500
-N_CONTAINERS = 100_000  # over the 4,500 running apps: 22 or 23 each
 N_QUEUES = 10
+SIZES = (1_000, 2_500, 5_000, 10_000, 20_000, 40_000)  # nodes, for the growth table
 TS = 1_700_000_000_000
 NODE_TOTAL = Resources(131072, 48)
 MAP_SIZES = [(1024, 1), (2048, 1), (3072, 1), (4096, 2), (2048, 2)]
@@ -76,25 +83,30 @@ def _rr(prio: int, name: str, size: tuple[int, int], n: int) -> ResourceRequest:
     return ResourceRequest(prio, name, Resources(*size), n, True, "")
 
 
-def build(seed: int = 7, full: bool = False) -> Snapshot:
-    """The synthetic Snapshot described in the module docstring (``full``: NM JMX
-    usage for every container and a task for every MapReduce container)."""
+def build(nodes: int = 10_000, seed: int = 7, full: bool = False) -> Snapshot:
+    """The synthetic Snapshot described in the module docstring, scaled to ``nodes``
+    (apps and containers in proportion: nodes / 2 apps, 10 containers per node;
+    ``full``: NM JMX usage for every container and a task for every MapReduce one)."""
+    n_nodes, n_racks, n_idle = nodes, max(1, nodes // 50), max(1, nodes // 100)
+    n_apps = nodes // 2
+    n_spark = n_accepted = n_apps // 10
+    n_containers = nodes * 10
     rng = np.random.default_rng(seed)
-    hosts = [f"host{i:05d}" for i in range(N_NODES)]
+    hosts = [f"host{i:05d}" for i in range(n_nodes)]
     apps: list[App] = []
     jobs: list[MRJob] = []
     containers: list[Container] = []
     tasks: list[Task] = []
-    node_use = np.zeros((N_NODES, 2), dtype=np.float64)
-    busy = rng.permutation(N_NODES)[N_IDLE:]
+    node_use = np.zeros((n_nodes, 2), dtype=np.float64)
+    busy = rng.permutation(n_nodes)[n_idle:]
     jmx_nodes = {int(x) for x in busy[:N_JMX_NODES]}
-    used = np.zeros((N_NODES, 2), dtype=np.int64)
-    count = np.zeros(N_NODES, dtype=np.int64)
+    used = np.zeros((n_nodes, 2), dtype=np.int64)
+    count = np.zeros(n_nodes, dtype=np.int64)
     cid = 0
-    n_running, n_seen = N_APPS - N_ACCEPTED, 0
-    for i in range(N_APPS):
+    n_running, n_seen = n_apps - n_accepted, 0
+    for i in range(n_apps):
         aid = f"application_{TS}_{i:05d}"
-        kind = "spark" if i < N_SPARK else "accepted" if i < N_SPARK + N_ACCEPTED else "mr"
+        kind = "spark" if i < n_spark else "accepted" if i < n_spark + n_accepted else "mr"
         queue = f"q{i % N_QUEUES}"
         rows: list[ResourceRequest] = []
         tags: tuple[str, ...] = ()
@@ -109,15 +121,15 @@ def build(seed: int = 7, full: bool = False) -> Snapshot:
             n_maps = int(rng.integers(0, 60))
             if n_maps:
                 rows.append(_rr(20 if kind == "mr" else 1, "*", m, n_maps))
-                rows.append(_rr(20, f"/rack{int(rng.integers(N_RACKS)):03d}", m, n_maps))
-                for h in rng.choice(N_NODES, 3, replace=False):
+                rows.append(_rr(20, f"/rack{int(rng.integers(n_racks)):03d}", m, n_maps))
+                for h in rng.choice(n_nodes, 3, replace=False):
                     rows.append(_rr(20, hosts[int(h)], m, 1))
             if kind == "mr" and rng.random() < 0.4:
                 rows.append(_rr(10, "*", r, int(rng.integers(1, 6))))
             if kind == "spark":
                 total = int(rng.integers(2, 11))
                 tags = (f"iteration:{int(rng.integers(1, total + 1))}/{total}",)
-            per_app = N_CONTAINERS // n_running + (n_seen < N_CONTAINERS % n_running)
+            per_app = n_containers // n_running + (n_seen < n_containers % n_running)
             n_seen += 1
             for k in range(per_app):
                 nd = int(busy[cid % len(busy)])
@@ -216,7 +228,7 @@ def build(seed: int = 7, full: bool = False) -> Snapshot:
         Node(
             id=f"{hosts[i]}:45454",
             host=hosts[i],
-            rack=f"/rack{i % N_RACKS:03d}",
+            rack=f"/rack{i % n_racks:03d}",
             state="RUNNING",
             http_address=f"{hosts[i]}:8042",
             labels=(),
@@ -233,7 +245,7 @@ def build(seed: int = 7, full: bool = False) -> Snapshot:
                 float(node_use[i, 1]),
             ),
         )
-        for i in range(N_NODES)
+        for i in range(nodes)
     )
     z = Resources()
     queues = tuple(
@@ -249,7 +261,7 @@ def build(seed: int = 7, full: bool = False) -> Snapshot:
             100.0,
             5.0,
             z,
-            N_APPS // N_QUEUES,
+            n_apps // N_QUEUES,
             0,
             0,
             0,
@@ -266,12 +278,12 @@ def build(seed: int = 7, full: bool = False) -> Snapshot:
         for p, nl, rl, off in [("root", 400_000, 150_000, 450_000)]
         + [(f"root.q{k}", 40_000, 15_000, 45_000) for k in range(N_QUEUES)]
     )
-    cluster_total = NODE_TOTAL.scale(N_NODES)
+    cluster_total = NODE_TOTAL.scale(n_nodes)
     metrics = ClusterMetrics(
-        N_APPS,
+        n_apps,
         0,
-        N_ACCEPTED,
-        N_APPS - N_ACCEPTED,
+        n_accepted,
+        n_apps - n_accepted,
         0,
         0,
         cluster_total,
@@ -281,8 +293,8 @@ def build(seed: int = 7, full: bool = False) -> Snapshot:
         len(containers),
         0,
         0,
-        N_NODES,
-        N_NODES,
+        n_nodes,
+        n_nodes,
         0,
         0,
         0,
@@ -303,72 +315,101 @@ def build(seed: int = 7, full: bool = False) -> Snapshot:
     )
 
 
-def short_hook(snap: Snapshot) -> Classifier:
-    """A stand-in classifier hook: a fixed ``SHORT_FRACTION`` of the groups is short."""
-    rng = np.random.default_rng(11)
-    preds = {
-        f"{a.id}:{r.priority}": "short"
-        for a in snap.apps
-        for r in a.resource_requests
-        if r.resource_name == "*" and rng.random() < SHORT_FRACTION
+class ShortFraction:
+    """A stand-in classifier: a fixed ``SHORT_FRACTION`` of the groups is short."""
+
+    def __init__(self, snap: Snapshot) -> None:
+        rng = np.random.default_rng(11)
+        self.predictions = Predictions(60.0, {
+            (a.id, r.priority): GroupPrediction(a.id, r.priority, "MAP", r.capability.memory_mb,
+                                                r.num_containers, Prediction(True, 0.95, "bench"))
+            for a in snap.apps for r in a.resource_requests
+            if r.resource_name == "*" and rng.random() < SHORT_FRACTION})
+
+    def predict(self, snap: Snapshot) -> Predictions:
+        return self.predictions
+
+
+def measure(nodes: int, runs: int, classifier: bool, policies: str, full: bool
+            ) -> dict[str, Any]:
+    """Build the snapshot of ``nodes`` nodes and time ``runs`` decide steps on it."""
+    t0 = time.perf_counter()
+    snap = build(nodes, full=full)
+    built_s = time.perf_counter() - t0
+    cfg = EngineConfig()
+    if policies:
+        keep = set(policies.split(","))
+        cfg = EngineConfig({n: PolicySection(enabled=n in keep) for n in POLICIES})
+    state = AdvisorState(classifier=ShortFraction(snap) if classifier else None)
+    wall: list[float] = []
+    cpu: list[float] = []
+    per: dict[str, list[float]] = {}
+    result = None
+    for _ in range(runs):
+        t0, c0 = time.perf_counter(), time.process_time()
+        result = decide(snap, state, cfg)
+        wall.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
+        state = AdvisorState(result.states, state.classifier)
+        for name, dt in result.policy_seconds.items():
+            per.setdefault(name, []).append(dt)
+    assert result is not None
+    tracemalloc.start()
+    decide(snap, state, cfg)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    kinds = Counter(f"{r.policy}/{r.kind.value}" for r in result.recommendations)
+    return {
+        "nodes": len(snap.nodes), "apps": len(snap.apps), "containers": len(snap.containers),
+        "tasks": len(snap.tasks), "pending_containers": snap.pending_requests,
+        "build_s": round(built_s, 3), "decide_cpu_s": round(statistics.median(cpu), 4),
+        "decide_wall_s": round(statistics.median(wall), 4),
+        "decide_peak_mib": round(peak / 2**20, 1),
+        "per_policy_s": {n: round(statistics.median(xs), 4) for n, xs in per.items()},
+        "recommendations": dict(sorted(kinds.items())),
+        "errors": [e.to_json() for e in result.errors],
     }
-
-    def hook(_snap: Snapshot, states: Mapping[str, object]) -> Mapping[str, object]:
-        out = dict(states)
-        prev = states.get("opera")
-        out["opera"] = {**(prev if isinstance(prev, dict) else {}), "predictions": preds}
-        return out
-
-    return hook
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--runs", type=int, default=7)
+    ap.add_argument("--nodes", type=int, action="append",
+                    help=f"cluster size (repeatable; default: the growth table {SIZES})")
+    ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--classifier", action="store_true", help="predict some groups short")
     ap.add_argument("--policies", default="", help="comma-separated subset to run")
     ap.add_argument("--full", action="store_true",
                     help="usage for every container and a task for every MapReduce one")
+    ap.add_argument("--json", action="store_true", help="one JSON object")
     args = ap.parse_args()
-    t0 = time.perf_counter()
-    snap = build(full=args.full)
-    measured = sum(1 for c in snap.containers if c.usage is not None)
-    print(
-        f"snapshot: {len(snap.nodes)} nodes, {len(snap.apps)} apps, "
-        f"{len(snap.containers)} containers ({measured} with NM JMX usage), "
-        f"{len(snap.tasks)} running tasks, {snap.pending_requests} pending containers "
-        f"(built in {time.perf_counter() - t0:.2f} s)"
-    )
-    cfg = EngineConfig()
-    if args.policies:
-        keep = set(args.policies.split(","))
-        cfg = EngineConfig({n: PolicyConfig(enabled=n in keep) for n in POLICIES})
-    hook = short_hook(snap) if args.classifier else None
-    states: dict[str, object] = {}
-    totals: list[float] = []
-    cpu: list[float] = []
-    per: dict[str, list[float]] = {}
-    result = None
-    for _ in range(args.runs):
-        t0, c0 = time.perf_counter(), time.process_time()
-        result = decide(snap, states, cfg, classifier=hook)
-        totals.append(time.perf_counter() - t0)
-        cpu.append(time.process_time() - c0)
-        states = dict(result.next_states)
-        for name, dt in result.per_policy_timing.items():
-            per.setdefault(name, []).append(dt)
-    assert result is not None
-    print(
-        f"decide: median {statistics.median(totals):.3f} s "
-        f"(min {min(totals):.3f}, max {max(totals):.3f}, {args.runs} runs; target <= 1 s); "
-        f"CPU median {statistics.median(cpu):.3f} s; load average {os.getloadavg()[0]:.1f}"
-    )
-    for name, xs in per.items():
-        print(f"  {name:<12} median {statistics.median(xs):.3f} s")
-    kinds = Counter(f"{r.policy}/{r.kind.value}" for r in result.recommendations)
-    print("recommendations: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items())))
-    if result.errors:
-        print("errors:", [e.to_dict() for e in result.errors])
+    rows = [measure(n, args.runs, args.classifier, args.policies, args.full)
+            for n in (args.nodes or SIZES)]
+    base = rows[0]
+    for r in rows:
+        r["per_node_us"] = round(r["decide_cpu_s"] / r["nodes"] * 1e6, 2)
+        r["growth_vs_smallest"] = round(
+            (r["decide_cpu_s"] / base["decide_cpu_s"]) / (r["nodes"] / base["nodes"]), 2)
+    if args.json:
+        print(json.dumps({"runs": args.runs, "load_average": os.getloadavg()[0], "rows": rows},
+                         sort_keys=True))
+        return
+    print(f"decide step, median of {args.runs} runs (process CPU seconds; wall in brackets); "
+          f"load average {os.getloadavg()[0]:.1f}")
+    print(f"{'nodes':>7}{'apps':>7}{'containers':>11}{'decide':>16}{'us/node':>9}"
+          f"{'growth':>8}{'peak MiB':>10}")
+    for r in rows:
+        print(f"{r['nodes']:>7}{r['apps']:>7}{r['containers']:>11}"
+              f"{r['decide_cpu_s']:>8.3f} ({r['decide_wall_s']:5.3f}){r['per_node_us']:>9.1f}"
+              f"{r['growth_vs_smallest']:>8.2f}{r['decide_peak_mib']:>10.0f}")
+    print("growth: CPU time per node relative to the smallest size (1.00 = linear)")
+    for r in rows:
+        if r["nodes"] == 10_000:
+            print("at 10k nodes, per policy: " + ", ".join(
+                f"{n} {s:.3f} s" for n, s in r["per_policy_s"].items()))
+            print("recommendations: " + ", ".join(f"{k} {v}" for k, v in
+                                                  r["recommendations"].items()))
+        if r["errors"]:
+            print(f"errors at {r['nodes']} nodes:", r["errors"])
 
 
 if __name__ == "__main__":

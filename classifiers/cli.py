@@ -1,8 +1,13 @@
-"""``yarn-advisor classify-eval``: the task classifier on Rumen traces.
+"""``yarn-advisor classify-eval``: the task classifier on an operator's history.
 
 ``classifiers.cli.register(subparsers)`` adds the subcommand to the main CLI.
-Exit status: 0, or 1 when a trace could not be read whole (truncated, not a
-Rumen job stream); the figures of what was read are printed in both cases.
+The history is one of: Rumen traces (``--rumen``), JobHistory ``.jhist``
+files or done directories (``--jhist``), Spark event logs (``--spark-events``),
+or a task CSV (``--tasks``, columns in :mod:`~yarn_advisor.classifiers.tasks_csv`).
+Exit status: 0; 1 when something could not be read whole (a truncated
+trace or file, a garbled record: the figures of what was read are printed,
+and the reader's counts under ``read``); 2 on bad arguments or an input
+that is not of the format at all (a CSV without a required column).
 """
 
 from __future__ import annotations
@@ -12,7 +17,16 @@ import json
 import sys
 from typing import Any
 
-from yarn_advisor.classifiers.evaluate import CLASSES, EvalResult, evaluate_traces
+from yarn_advisor.classifiers.evaluate import (
+    CLASSES,
+    EvalResult,
+    evaluate_reader,
+    evaluate_traces,
+)
+from yarn_advisor.classifiers.jhist import JhistReader
+from yarn_advisor.classifiers.sources import JobReader, SourceError
+from yarn_advisor.classifiers.spark import SparkEventLogReader
+from yarn_advisor.classifiers.tasks_csv import TaskCsvReader
 
 TARGET_LONG_CALLED_SHORT = 0.02
 
@@ -21,19 +35,43 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
     """Add ``classify-eval`` to the main parser's subcommands."""
     p: argparse.ArgumentParser = subparsers.add_parser(
         "classify-eval",
-        help="prequential evaluation of the short/long task classifier on Rumen traces",
+        help="prequential evaluation of the short/long task classifier on a job history",
         description=(
-            "Replay Rumen traces in time order: each task is predicted at its start "
+            "Replay a job history in time order: each task is predicted at its start "
             "from what was known before, and learned when it finishes (or, if long, "
             "once it runs past the threshold)."
         ),
     )
-    p.add_argument(
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument(
         "--rumen",
         action="append",
-        required=True,
         metavar="TRACE",
         help="Rumen job trace (.json or .json.gz); repeat to learn across traces in order",
+    )
+    source.add_argument(
+        "--jhist",
+        action="extend",
+        nargs="+",
+        metavar="PATH",
+        help="JobHistory .jhist files, or done directories (walked; each job's "
+        "_conf.xml beside it gives its memory); all read as one history",
+    )
+    source.add_argument(
+        "--spark-events",
+        action="extend",
+        nargs="+",
+        metavar="PATH",
+        help="Spark event logs, rolling eventlog_v2_* folders, or folders of them; "
+        "one application is one job, a stage one stage",
+    )
+    source.add_argument(
+        "--tasks",
+        action="extend",
+        nargs="+",
+        metavar="CSV",
+        help="task CSV with the header columns job_id, job_name, user, queue, task_type, "
+        "start_ms, finish_ms, memory_mb, vcores, status (one row per task)",
     )
     p.add_argument(
         "--threshold",
@@ -80,13 +118,26 @@ def cmd_classify_eval(args: argparse.Namespace) -> int:
     if args.min_support is not None and args.min_support < 1:
         print("classify-eval: --min-support must be >= 1", file=sys.stderr)
         return 2
-    result = evaluate_traces(
-        args.rumen,
-        threshold_s=args.threshold,
-        min_confidence=args.min_confidence,
-        min_support=args.min_support,
-        cycle_ms=max(1, round(args.cycle * 1000)),
-    )
+    settings: dict[str, Any] = {
+        "threshold_s": args.threshold,
+        "min_confidence": args.min_confidence,
+        "min_support": args.min_support,
+        "cycle_ms": max(1, round(args.cycle * 1000)),
+    }
+    reader: JobReader | None = (
+        JhistReader(args.jhist) if args.jhist
+        else SparkEventLogReader(args.spark_events) if args.spark_events
+        else TaskCsvReader(args.tasks) if args.tasks
+        else None
+    )  # fmt: skip
+    try:
+        if reader is None:
+            result = evaluate_traces(args.rumen, **settings)
+        else:
+            result = evaluate_reader(reader, **settings)
+    except SourceError as exc:
+        print(f"classify-eval: {exc}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(result.to_json()))
     else:
@@ -137,4 +188,16 @@ def render(result: EvalResult) -> str:
     if result.unresolved:
         lines.append(f"tasks failed or killed before the threshold (not scored): "
                      f"{result.unresolved}")
+    if result.read is not None:
+        lines.append(_render_read(result.read))
     return "\n".join(lines)
+
+
+def _render_read(read: dict[str, Any]) -> str:
+    """One line: what the reader read, skipped (damage) and ignored."""
+    line = (f"read ({read['reader']}): {read['files']} file(s), {read['jobs']} job(s), "
+            f"{read['tasks']} task(s)")
+    for label in ("skipped", "ignored"):
+        if read[label]:
+            line += f"; {label}: " + ", ".join(f"{k} {v}" for k, v in read[label].items())
+    return line

@@ -1,14 +1,17 @@
-"""Prequential (test-then-train) evaluation of the classifier on Rumen traces.
+"""Prequential (test-then-train) evaluation of the classifier on a job history.
 
-The trace is replayed as the daemon would live it, in cycles of ``cycle_ms``.
-At each cycle boundary the model observes the tasks running at that instant
-(censored learning, overdue ages); then every task starting before the next
-boundary is predicted from that state; only then are the finishes of the
-cycle learned. So no task's own outcome, nor anything that happened after the
-last cycle before its start, reaches its prediction (a test checks this).
+The history (a Rumen trace, or what a reader of ``sources`` reads: JobHistory
+files, Spark event logs, a task CSV) is replayed as the daemon would live it,
+in cycles of ``cycle_ms``. At each cycle boundary the model observes the
+tasks running at that instant (censored learning, overdue ages); then every
+task starting before the next boundary is predicted from that state; only
+then are the finishes of the cycle learned. So no task's own outcome, nor
+anything that happened after the last cycle before its start, reaches its
+prediction (a test checks this).
 Features use only what is known then: the job's name (or user and shape),
 the stage, the share of the job's maps finished by the cycle (and, for a
-reduce, whether some maps have not started), the memory asked. Tasks are
+reduce, whether some maps have not started; unknown for a job of another
+framework, such as a Spark application), the memory asked. Tasks are
 timed from their launch (:attr:`~yarn_advisor.classifiers.rumen.RumenTask.launch_ms`).
 SETUP/CLEANUP tasks are left out: on YARN they run inside the MapReduce AM, not in containers the
 advisor could place. A task that failed or was killed is not learned at its
@@ -43,7 +46,9 @@ from yarn_advisor.classifiers.features import (
     progress_bucket,
 )
 from yarn_advisor.classifiers.naive_bayes import GROUP_LEVEL, NaiveBayesTaskClassifier
-from yarn_advisor.classifiers.rumen import RumenJob, RumenTrace
+from yarn_advisor.classifiers.records import MAPREDUCE, TraceJob
+from yarn_advisor.classifiers.rumen import RumenTrace
+from yarn_advisor.classifiers.sources import JobReader
 
 CLASSES = ("short", "long")
 # Predictions made with no history of the task's application stage: the
@@ -77,6 +82,7 @@ class EvalResult:
     skipped: int = 0  # tasks without usable start/finish times
     unresolved: int = 0  # failed or killed before the threshold: length unknown
     problems: list[str] = field(default_factory=list)
+    read: dict[str, Any] | None = None  # the reader's counts (JobHistory, Spark, CSV)
 
     def n(self, actual: str) -> int:
         return sum(self.confusion[actual].values())
@@ -124,6 +130,8 @@ class EvalResult:
         out["skipped_tasks"] = self.skipped
         out["unresolved_tasks"] = self.unresolved
         out["problems"] = self.problems
+        if self.read is not None:
+            out["read"] = self.read
         return out
 
 
@@ -138,6 +146,7 @@ class _Task:
     stage: str
     start: int
     finish: int
+    demand_mb: int = -1
     feats: tuple[str, ...] = ()
     predicted_short: bool = False
     reason: str = ""
@@ -145,19 +154,19 @@ class _Task:
     succeeded: bool = True  # its last attempt succeeded (else failed or killed)
 
 
-def _events(jobs: Sequence[RumenJob]) -> tuple[list[_Task], list[tuple[int, int, int]]]:
+def _events(jobs: Sequence[TraceJob]) -> tuple[list[_Task], list[tuple[int, int, int]]]:
     tasks: list[_Task] = []
     events: list[tuple[int, int, int]] = []
     for j, job in enumerate(jobs):
-        for t in (*job.maps, *job.reduces):
-            if t.duration_ms is None or t.type not in ("MAP", "REDUCE"):
+        for t in job.container_tasks:
+            if t.duration_ms is None:
                 continue
+            succeeded = t.status in ("SUCCESS", "")  # "": not recorded
             i = len(tasks)
             # ids made unique: a trace may hold the same job twice (wordcount2.json)
             start = t.launch_ms  # when it gets a container: see RumenTask.launch_ms
-            succeeded = t.status in ("SUCCESS", "")  # "": not recorded
             tasks.append(_Task(j, f"{i}:{t.task_id}", t.type, start, t.finish_ms,
-                               succeeded=succeeded))
+                               job.demand_mb(t), succeeded=succeeded))
             events.append((start, _START, i))
             events.append((t.finish_ms, _FINISH, i))
     events.sort()
@@ -210,7 +219,7 @@ class _Running:
 
 
 def evaluate_jobs(
-    jobs: Sequence[RumenJob],
+    jobs: Sequence[TraceJob],
     model: NaiveBayesTaskClassifier,
     result: EvalResult,
     cycle_ms: int = DEFAULT_CYCLE_MS,
@@ -218,10 +227,16 @@ def evaluate_jobs(
     """Replay one trace's jobs through ``model``, adding to ``result``."""
     cycle_ms = max(1, cycle_ms)
     tasks, events = _events(jobs)
-    result.skipped += sum(len(j.maps) + len(j.reduces) for j in jobs) - len(tasks)
+    result.skipped += sum(len(j.maps) + len(j.reduces) + len(j.stage_tasks) for j in jobs) - len(
+        tasks)
     maps_done = [0] * len(jobs)
     maps_started = [0] * len(jobs)
-    maps_total = [j.total_maps if j.total_maps > 0 else len(j.maps) for j in jobs]
+    # Only a MapReduce job has maps whose progress a task's start can be set
+    # against; for other frameworks the P property is unknown (-1 total: "?").
+    maps_total = [
+        (j.total_maps if j.total_maps > 0 else len(j.maps)) if j.framework == MAPREDUCE else -1
+        for j in jobs
+    ]
     names = [
         app_identity(j.name, j.user, maps, j.total_reduces)
         for j, maps in zip(jobs, maps_total, strict=True)
@@ -243,11 +258,11 @@ def evaluate_jobs(
                 job, j = jobs[task.job], task.job
                 waiting = task.stage == "REDUCE" and maps_started[j] < maps_total[j]
                 props = TaskProps(
-                    framework="MAPREDUCE",
+                    framework=job.framework,
                     app=names[j],
                     stage=task.stage,
                     progress=progress_bucket(maps_done[j], maps_total[j], waiting),
-                    demand=demand_bucket(job.memory_mb(task.stage)),
+                    demand=demand_bucket(task.demand_mb),
                 )
                 task.feats = features(props)
                 task.first_seen = not model.knows_stage(task.feats)
@@ -287,6 +302,24 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
     result.confusion[actual]["short" if task.predicted_short else "long"] += 1
 
 
+def _start(
+    names: list[str],
+    threshold_s: float,
+    min_confidence: float | None,
+    cycle_ms: int,
+    min_support: int | None,
+) -> tuple[NaiveBayesTaskClassifier, EvalResult]:
+    """A fresh model and an empty result for it."""
+    params: dict[str, Any] = {"threshold_s": threshold_s}
+    if min_confidence is not None:
+        params["min_confidence"] = min_confidence
+    if min_support is not None:
+        params["min_support"] = min_support
+    model = NaiveBayesTaskClassifier(**params)
+    result = EvalResult(names, threshold_s, model.min_confidence, cycle_ms, model.min_support)
+    return model, result
+
+
 def evaluate_traces(
     paths: Iterable[str | Path],
     threshold_s: float = 60.0,
@@ -295,18 +328,30 @@ def evaluate_traces(
     min_support: int | None = None,
 ) -> EvalResult:
     """Evaluate one fresh model over the traces in order (it learns across them)."""
-    params: dict[str, Any] = {"threshold_s": threshold_s}
-    if min_confidence is not None:
-        params["min_confidence"] = min_confidence
-    if min_support is not None:
-        params["min_support"] = min_support
-    model = NaiveBayesTaskClassifier(**params)
     names = [str(p) for p in paths]
-    result = EvalResult(names, threshold_s, model.min_confidence, cycle_ms, model.min_support)
+    model, result = _start(names, threshold_s, min_confidence, cycle_ms, min_support)
     for path in names:
         trace = RumenTrace(path)
         jobs = list(trace)
         if trace.problem:
             result.problems.append(trace.problem)
         evaluate_jobs(jobs, model, result, cycle_ms)
+    return result
+
+
+def evaluate_reader(
+    reader: JobReader,
+    threshold_s: float = 60.0,
+    min_confidence: float | None = None,
+    cycle_ms: int = DEFAULT_CYCLE_MS,
+    min_support: int | None = None,
+) -> EvalResult:
+    """Evaluate one fresh model over the history ``reader`` reads (JobHistory
+    files, Spark event logs, a task CSV): all its jobs are one timeline, so
+    tasks are replayed in time order across files. The reader's counts go to
+    :attr:`EvalResult.read`, its damaged records to :attr:`EvalResult.problems`."""
+    model, result = _start(reader.paths, threshold_s, min_confidence, cycle_ms, min_support)
+    evaluate_jobs(list(reader), model, result, cycle_ms)
+    result.read = reader.report.to_json()
+    result.problems.extend(reader.report.problem_lines())
     return result

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 from yarn_advisor.advisor.model import App, MRJob, Snapshot, Task
 from yarn_advisor.classifiers.features import (
@@ -45,6 +45,24 @@ class GroupPrediction:
     memory_mb: int
     pending: int
     prediction: Prediction
+
+
+@dataclass(frozen=True)
+class Predictions:
+    """One cycle's predictions, as policies read them (``reads["classifier"]``).
+
+    ``groups`` holds one prediction per pending resource-request row, by
+    ``(app id, request priority)``; ``tasks`` the predicted class of each
+    pending MapReduce task (True: short), kept to score them when they end.
+    """
+
+    threshold_s: float
+    groups: Mapping[tuple[str, int], GroupPrediction] = field(default_factory=dict)
+    tasks: Mapping[str, bool] = field(default_factory=dict)
+
+    def group(self, app_id: str, priority: int) -> GroupPrediction | None:
+        """The prediction for the pending containers of one request, if any."""
+        return self.groups.get((app_id, priority))
 
 
 @dataclass(frozen=True, slots=True)

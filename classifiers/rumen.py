@@ -9,7 +9,8 @@ holds more than one job's text in memory. A truncated or corrupt trace
 does not raise: iteration stops after the last complete job and
 :attr:`RumenTrace.problem` says where and why (the caller decides whether a
 partial trace is acceptable). Times are epoch milliseconds; ``-1`` means
-unknown, as in Rumen itself.
+unknown, as in Rumen itself. The records are those of every reader
+(:mod:`~yarn_advisor.classifiers.records`), under their Rumen names.
 """
 
 from __future__ import annotations
@@ -19,9 +20,17 @@ import json
 import logging
 import zlib
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TextIO
+
+from yarn_advisor.classifiers.records import TraceAttempt as RumenAttempt
+from yarn_advisor.classifiers.records import TraceJob as RumenJob
+from yarn_advisor.classifiers.records import TraceTask as RumenTask
+
+__all__ = [
+    "RumenAttempt", "RumenJob", "RumenTask", "RumenTrace",
+    "parse_attempt", "parse_job", "parse_task", "read_trace",
+]
 
 log = logging.getLogger(__name__)
 
@@ -32,83 +41,6 @@ _MEMORY_KEYS = {
     "MAP": ("mapreduce.map.memory.mb", "mapred.job.map.memory.mb"),
     "REDUCE": ("mapreduce.reduce.memory.mb", "mapred.job.reduce.memory.mb"),
 }
-
-
-@dataclass(frozen=True, slots=True)
-class RumenAttempt:
-    """One attempt of a task: where it ran and when."""
-
-    attempt_id: str
-    host: str
-    start_ms: int
-    finish_ms: int
-    result: str
-
-
-@dataclass(frozen=True, slots=True)
-class RumenTask:
-    """One task (MAP, REDUCE, or SETUP/CLEANUP in ``otherTasks``)."""
-
-    task_id: str
-    type: str
-    status: str
-    start_ms: int
-    finish_ms: int
-    attempts: tuple[RumenAttempt, ...]
-    input_bytes: int = -1
-    input_records: int = -1
-
-    @property
-    def launch_ms(self) -> int:
-        """When the task first got a container: its earliest attempt's start.
-
-        Older traces (Hadoop 0.20-0.22 job history) record a task's
-        ``startTime`` when it was *scheduled*, so it includes the wait for a
-        slot or container, up to minutes on a busy cluster; YARN's MapReduce
-        AM and JobHistoryServer report the first attempt's launch instead
-        (checked on the recordings of the test cluster). The launch is when a
-        scheduler places the task, and what a live advisor sees, so durations
-        are measured from it. Falls back to ``start_ms`` without attempt times.
-        """
-        starts = [a.start_ms for a in self.attempts if a.start_ms > 0]
-        return min(starts) if starts else self.start_ms
-
-    @property
-    def duration_ms(self) -> int | None:
-        """Time in containers: launch (:attr:`launch_ms`) to final finish; None if unknown."""
-        launch = self.launch_ms
-        if launch <= 0 or self.finish_ms < launch:
-            return None
-        return self.finish_ms - launch
-
-
-@dataclass(frozen=True, slots=True)
-class RumenJob:
-    """One job of the trace with its tasks. ``*_mb`` are -1 when not recorded."""
-
-    job_id: str
-    user: str
-    name: str
-    queue: str
-    job_type: str
-    outcome: str
-    submit_ms: int
-    launch_ms: int
-    finish_ms: int
-    total_maps: int
-    total_reduces: int
-    map_mb: int
-    reduce_mb: int
-    heap_mb: int
-    maps: tuple[RumenTask, ...]
-    reduces: tuple[RumenTask, ...]
-    others: tuple[RumenTask, ...] = ()
-
-    def memory_mb(self, task_type: str) -> int:
-        """Memory asked for a task of this type, -1 if unknown. Hadoop 1 traces
-        often record only the task JVM heap, the slot-era demand: used then."""
-        asked = self.map_mb if task_type == "MAP" else self.reduce_mb
-        return asked if asked > 0 else self.heap_mb
 
 
 def _int(value: Any, default: int = -1) -> int:

@@ -1,362 +1,360 @@
-"""The advisor's configuration: typed sections, defaults, and validation.
+"""The advisor's configuration: typed sections, their defaults and their checks.
 
-The YAML file is read over ``config/defaults.yaml`` (the documented
-defaults) and checked against the dataclasses below: unknown keys, wrong
-types and out-of-range values are all collected, each with its key path
-(``rm.timeout.read_s: must be > 0``), and reported at once in one
-:class:`ConfigError`. Policy sections are validated by the policy registry
-(``advisor.policies``), which owns each policy's parameters.
+A YAML file overrides any key of the defaults (``config/defaults.yaml``
+documents each one and equals the defaults below; a test checks it). The
+``policies`` section has one entry per registered policy, each ``{enabled,
+dry_run, params}``; the policies' ``Params`` models come from the caller
+(:func:`load` takes them), so this layer imports nothing from the advisor.
+Every problem is reported at once, with its key path (:mod:`.base`).
 """
 
 from __future__ import annotations
 
-import dataclasses
-import types
-import typing
-from dataclasses import dataclass, field
+import functools
+import hashlib
+import json
+import re
+from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
+from pydantic import Field, ValidationInfo, create_model, field_validator, model_validator
+
+from yarn_advisor.config.base import ConfigError, ConfigModel, Seq, validate
 
 DEFAULTS = Path(__file__).with_name("defaults.yaml")
+_HTTP = ("http://", "https://")
+_USERINFO = re.compile(r"(?P<scheme>https?://)[^/@\s\"]*@")
 
 
-class ConfigError(ValueError):
-    """Every problem found in a configuration, one per line."""
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("invalid configuration:\n  " + "\n  ".join(errors))
-        self.errors = errors
+def _http_url(url: str) -> str:
+    if not url.startswith(_HTTP):
+        raise ValueError("must start with http:// or https://")
+    return url
 
 
-def _check(cond: bool, msg: str) -> list[str]:
-    return [] if cond else [msg]
-
-
-@dataclass(frozen=True)
-class Auth:
-    method: str = "simple"
+class Auth(ConfigModel):
+    method: Literal["simple", "kerberos", "none"] = "simple"
     user: str = "yarn-advisor"
     principal: str | None = None
+    keytab: str | None = None  # kerberos: the advisor logs itself in and renews
 
-    def validate(self) -> list[str]:
-        return _check(self.method in ("simple", "kerberos", "none"),
-                      "method: must be one of simple, kerberos, none")
+    @model_validator(mode="after")
+    def _kerberos_settings(self) -> Auth:
+        if self.keytab is not None and not self.principal:
+            raise ValueError("keytab needs principal (the keytab's principal to log in as)")
+        if (self.keytab is not None or self.principal) and self.method != "kerberos":
+            raise ValueError("principal and keytab are for method kerberos")
+        return self
 
 
-@dataclass(frozen=True)
-class Tls:
+class Tls(ConfigModel):
     verify: bool = True
     ca_bundle: str | None = None
     client_cert: str | None = None
     client_key: str | None = None
 
-    def validate(self) -> list[str]:
-        return _check(not (self.client_key and not self.client_cert),
-                      "client_key: needs client_cert")
+    @model_validator(mode="after")
+    def _key_needs_cert(self) -> Tls:
+        if self.client_key and not self.client_cert:
+            raise ValueError("client_key needs client_cert")
+        return self
 
 
-@dataclass(frozen=True)
-class Timeout:
-    connect_s: float = 3.0
-    read_s: float = 10.0
-
-    def validate(self) -> list[str]:
-        return (_check(self.connect_s > 0, "connect_s: must be > 0")
-                + _check(self.read_s > 0, "read_s: must be > 0"))
+class Timeout(ConfigModel):
+    connect_s: float = Field(3.0, gt=0)
+    read_s: float = Field(10.0, gt=0)
+    total_s: float = Field(30.0, gt=0)  # a whole answer, however slowly it trickles
 
 
-@dataclass(frozen=True)
-class Retry:
-    attempts: int = 3
-    base_delay_s: float = 0.25
-    max_delay_s: float = 2.0
-    deadline_s: float = 10.0
+class Retry(ConfigModel):
+    attempts: int = Field(3, ge=1, le=10)
+    base_delay_s: float = Field(0.25, ge=0)
+    max_delay_s: float = Field(2.0, ge=0)
+    deadline_s: float = Field(10.0, gt=0)
 
-    def validate(self) -> list[str]:
-        return (_check(1 <= self.attempts <= 10, "attempts: must be 1..10")
-                + _check(self.base_delay_s >= 0, "base_delay_s: must be >= 0")
-                + _check(self.max_delay_s >= self.base_delay_s,
-                         "max_delay_s: must be >= base_delay_s")
-                + _check(self.deadline_s > 0, "deadline_s: must be > 0"))
+    @field_validator("max_delay_s")
+    @classmethod
+    def _ordered(cls, max_delay_s: float, info: ValidationInfo) -> float:
+        low = info.data.get("base_delay_s")
+        if low is not None and max_delay_s < low:
+            raise ValueError("must be >= base_delay_s")
+        return max_delay_s
 
 
-@dataclass(frozen=True)
-class Rm:
-    urls: list[str] = field(default_factory=lambda: ["http://127.0.0.1:8088"])
+class Rm(ConfigModel):
+    urls: Seq[str] = Field(("http://127.0.0.1:8088",), min_length=1)
     history_url: str | None = None
-    auth: Auth = field(default_factory=Auth)
-    tls: Tls = field(default_factory=Tls)
-    timeout: Timeout = field(default_factory=Timeout)
-    retry: Retry = field(default_factory=Retry)
+    auth: Auth = Auth()
+    tls: Tls = Tls()
+    timeout: Timeout = Timeout()
+    retry: Retry = Retry()
 
-    def validate(self) -> list[str]:
-        errs = _check(len(self.urls) > 0, "urls: at least one RM address is needed")
-        for i, url in enumerate(self.urls):
-            errs += _check(url.startswith(("http://", "https://")),
-                           f"urls[{i}]: must start with http:// or https://")
-        if self.history_url is not None:
-            errs += _check(self.history_url.startswith(("http://", "https://")),
-                           "history_url: must start with http:// or https://")
-        return errs
+    @field_validator("urls")
+    @classmethod
+    def _urls(cls, urls: tuple[str, ...]) -> tuple[str, ...]:
+        bad = [f"urls[{i}]" for i, u in enumerate(urls) if not u.startswith(_HTTP)]
+        if bad:
+            raise ValueError(f"{', '.join(bad)}: must start with http:// or https://")
+        return urls
+
+    @field_validator("history_url")
+    @classmethod
+    def _history(cls, url: str | None) -> str | None:
+        return None if url is None else _http_url(url)
 
 
-@dataclass(frozen=True)
-class MapReduceSense:
+class MapReduceSense(ConfigModel):
     enabled: bool = True
-    jobs_limit: int = 200
-    attempts_limit: int = 2000
+    jobs_limit: int = Field(200, ge=0)
+    attempts_limit: int = Field(2000, ge=0)
     history: bool = True
 
-    def validate(self) -> list[str]:
-        return (_check(self.jobs_limit >= 0, "jobs_limit: must be >= 0")
-                + _check(self.attempts_limit >= 0, "attempts_limit: must be >= 0"))
 
-
-@dataclass(frozen=True)
-class NmJmxSense:
+class NmJmxSense(ConfigModel):
     enabled: bool = True
-    nodes_limit: int = 200
-    scheme: str = "http"
-
-    def validate(self) -> list[str]:
-        return (_check(self.nodes_limit >= 0, "nodes_limit: must be >= 0")
-                + _check(self.scheme in ("http", "https"), "scheme: must be http or https"))
+    nodes_limit: int = Field(200, ge=0)
+    scheme: Literal["http", "https"] = "http"
 
 
-@dataclass(frozen=True)
-class Sense:
-    interval_s: float = 30.0
-    app_details_limit: int = 500
-    fetch_workers: int = 8
+class Sense(ConfigModel):
+    interval_s: float = Field(30.0, ge=0)
+    app_details_limit: int = Field(500, ge=0)
+    fetch_workers: int = Field(8, ge=1, le=64)
     rm_jmx: bool = True
     scheduler_conf: bool = True
-    rm_conf_keys: list[str] = field(
-        default_factory=lambda: ["yarn.cluster.max-application-priority"])
-    mapreduce: MapReduceSense = field(default_factory=MapReduceSense)
-    nm_jmx: NmJmxSense = field(default_factory=NmJmxSense)
-
-    def validate(self) -> list[str]:
-        return (_check(self.interval_s >= 0, "interval_s: must be >= 0 (0 runs one cycle)")
-                + _check(self.app_details_limit >= 0, "app_details_limit: must be >= 0")
-                + _check(1 <= self.fetch_workers <= 64, "fetch_workers: must be 1..64"))
+    rm_conf_keys: Seq[str] = ("yarn.cluster.max-application-priority",)
+    mapreduce: MapReduceSense = MapReduceSense()
+    nm_jmx: NmJmxSense = NmJmxSense()
 
 
-@dataclass(frozen=True)
-class Classifier:
+class Classifier(ConfigModel):
     enabled: bool = True
-    threshold_s: float = 60.0
-    min_confidence: float = 0.9
-    min_support: int = 3
+    threshold_s: float = Field(60.0, gt=0)
+    min_confidence: float = Field(0.9, ge=0.5, le=1.0)
+    min_support: int = Field(3, ge=1, le=1000)
     checkpoint: str | None = None
 
-    def validate(self) -> list[str]:
-        return (_check(self.threshold_s > 0, "threshold_s: must be > 0")
-                + _check(0.5 <= self.min_confidence <= 1.0, "min_confidence: must be 0.5..1")
-                + _check(1 <= self.min_support <= 1000, "min_support: must be 1..1000"))
 
-
-@dataclass(frozen=True)
-class Server:
+class Server(ConfigModel):
     enabled: bool = True
     host: str = "127.0.0.1"
-    port: int = 9135
-
-    def validate(self) -> list[str]:
-        return _check(0 <= self.port <= 65535, "port: must be 0..65535")
+    port: int = Field(9135, ge=0, le=65535)
 
 
-@dataclass(frozen=True)
-class Logging:
-    level: str = "INFO"
-    json: bool = False
-
-    def validate(self) -> list[str]:
-        return _check(self.level in ("DEBUG", "INFO", "WARNING", "ERROR"),
-                      "level: must be DEBUG, INFO, WARNING or ERROR")
+class Logging(ConfigModel):
+    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    json_lines: bool = Field(False, alias="json")
 
 
-@dataclass(frozen=True)
-class Scope:
+class Scope(ConfigModel):
     """fnmatch patterns: an empty ``allow`` admits everything; ``deny`` always wins."""
 
-    allow: list[str] = field(default_factory=list)
-    deny: list[str] = field(default_factory=list)
-
-    def validate(self) -> list[str]:
-        return []
+    allow: Seq[str] = ()
+    deny: Seq[str] = ()
 
     def admits(self, *names: str) -> bool:
         """True if one of ``names`` is allowed and none is denied."""
-        def hit(patterns: list[str]) -> bool:
+        def hit(patterns: tuple[str, ...]) -> bool:
             return any(fnmatchcase(n, p) for n in names if n for p in patterns)
 
         return (not self.allow or hit(self.allow)) and not hit(self.deny)
 
 
-@dataclass(frozen=True)
-class ActuatorSettings:
+class KindLimits(ConfigModel):
+    """Per-target limits for one kind of action, in place of the actuator-wide ones."""
+
+    cooldown_s: float | None = Field(None, ge=0)
+    max_actions_per_target: int | None = Field(None, ge=1)
+
+
+# the kinds the actuator writes (advisor.recommendation.Kind minus the advisory ones;
+# a unit test checks the two agree: the configuration imports nothing of the advisor)
+LEVER_KINDS = ("set_app_priority", "move_app_queue", "kill_app", "update_scheduler_conf",
+               "replace_node_labels", "update_node_resource", "signal_container",
+               "add_cluster_labels", "remove_cluster_labels")
+
+# a node's schedulable resource follows measured use (OPERA's ramp and its return):
+# a few changes an hour would leave the lent headroom idle for most of it
+NODE_RESOURCE_LIMITS = KindLimits(cooldown_s=20.0, max_actions_per_target=60)
+
+
+class ActuatorSettings(ConfigModel):
     """The one writer's guardrails (enforce itself: top-level and per-policy ``dry_run``)."""
 
     journal_path: str | None = None
+    journal_max_mb: float = Field(64.0, gt=0)
+    journal_keep: int = Field(4, ge=1)
     kill_switch: bool = False
     kill_switch_file: str | None = None
     allow_kill_like: bool = False
-    queues: Scope = field(default_factory=Scope)
-    apps: Scope = field(default_factory=Scope)
-    nodes: Scope = field(default_factory=Scope)
-    max_actions_per_cycle: int = 10
-    max_actions_per_target: int = 3
-    target_window_s: float = 3600.0
-    cooldown_s: float = 300.0
-    min_change_fraction: float = 0.1
-    min_priority_delta: int = 1
-    max_snapshot_age_s: float = 120.0
-    overcommit_timeout_ms: int = -1
-    rollback_hold_s: float = 3600.0
+    queues: Scope = Scope()
+    apps: Scope = Scope()
+    nodes: Scope = Scope()
+    max_actions_per_cycle: int = Field(10, ge=0)
+    max_actions_per_target: int = Field(3, ge=1)
+    target_window_s: float = Field(3600.0, gt=0)
+    cooldown_s: float = Field(300.0, ge=0)
+    min_change_fraction: float = Field(0.1, ge=0, lt=1)
+    min_priority_delta: int = Field(1, ge=0)
+    max_snapshot_age_s: float = Field(120.0, gt=0)
+    overcommit_timeout_ms: int = Field(-1, ge=-1)
+    rollback_hold_s: float = Field(3600.0, ge=0)
+    kinds: dict[str, KindLimits] = Field(
+        default_factory=lambda: {"update_node_resource": NODE_RESOURCE_LIMITS})
 
-    def validate(self) -> list[str]:
-        return (_check(self.max_actions_per_cycle >= 0, "max_actions_per_cycle: must be >= 0")
-                + _check(self.max_actions_per_target >= 1,
-                         "max_actions_per_target: must be >= 1")
-                + _check(self.target_window_s > 0, "target_window_s: must be > 0")
-                + _check(self.cooldown_s >= 0, "cooldown_s: must be >= 0")
-                + _check(0 <= self.min_change_fraction < 1,
-                         "min_change_fraction: must be in [0, 1)")
-                + _check(self.min_priority_delta >= 0, "min_priority_delta: must be >= 0")
-                + _check(self.max_snapshot_age_s > 0, "max_snapshot_age_s: must be > 0")
-                + _check(self.overcommit_timeout_ms >= -1,
-                         "overcommit_timeout_ms: must be >= -1 (-1: never preempt)")
-                + _check(self.rollback_hold_s >= 0, "rollback_hold_s: must be >= 0"))
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, kinds: dict[str, KindLimits]) -> dict[str, KindLimits]:
+        bad = [k for k in kinds if k not in LEVER_KINDS]
+        if bad:
+            raise ValueError(f"unknown kind(s) {', '.join(bad)} "
+                             f"(known: {', '.join(sorted(LEVER_KINDS))})")
+        return kinds
+
+    def cooldown_s_for(self, kind: str) -> float:
+        limits = self.kinds.get(kind)
+        return self.cooldown_s if limits is None or limits.cooldown_s is None else \
+            limits.cooldown_s
+
+    def max_actions_per_target_for(self, kind: str) -> int:
+        limits = self.kinds.get(kind)
+        return self.max_actions_per_target if limits is None or \
+            limits.max_actions_per_target is None else limits.max_actions_per_target
 
 
-@dataclass(frozen=True)
-class AdvisorConfig:
+class PolicySection(ConfigModel):
+    """One policy's section; ``params`` is that policy's own ``Params`` model.
+    An empty section (``haste:`` with nothing under it) means all defaults."""
+
+    enabled: bool = True
+    dry_run: bool | None = None  # None: the top-level dry_run decides
+    params: ConfigModel = ConfigModel()
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_is_default(cls, raw: object) -> object:
+        return {} if raw is None else raw
+
+    @field_validator("params", mode="before")
+    @classmethod
+    def _no_params_is_default(cls, raw: object) -> object:
+        return {} if raw is None else raw
+
+
+class Policies(ConfigModel):
+    """One :class:`PolicySection` per registered policy (fields made by :func:`model_for`)."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_is_default(cls, raw: object) -> object:
+        return {} if raw is None else raw
+
+    def sections(self) -> dict[str, PolicySection]:
+        """Every policy's section, in registry order."""
+        return {name: getattr(self, name) for name in type(self).model_fields}
+
+
+class AdvisorConfig(ConfigModel):
     """The whole configuration (see ``config/defaults.yaml`` for each key)."""
 
     dry_run: bool = True
     state_dir: str = "./var"
-    rm: Rm = field(default_factory=Rm)
-    sense: Sense = field(default_factory=Sense)
-    server: Server = field(default_factory=Server)
-    classifier: Classifier = field(default_factory=Classifier)
-    logging: Logging = field(default_factory=Logging)
-    actuator: ActuatorSettings = field(default_factory=ActuatorSettings)
-    policies: dict[str, Any] = field(default_factory=dict)
+    rm: Rm = Rm()
+    sense: Sense = Sense()
+    server: Server = Server()
+    classifier: Classifier = Classifier()
+    logging: Logging = Logging()
+    actuator: ActuatorSettings = ActuatorSettings()
+    policies: Policies = Policies()
 
-    def validate(self) -> list[str]:
-        return []
+    def redacted(self) -> dict[str, Any]:
+        """The configuration as JSON, with the user and password of every URL hidden
+        (what the start-up log line shows)."""
+        text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+        return dict(json.loads(_USERINFO.sub(r"\g<scheme>***@", text)))
+
+    def fingerprint(self) -> str:
+        """A short hash of the effective configuration (shown in metrics and logs)."""
+        text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
 
 
-def load(path: str | Path | None = None, overrides: dict[str, Any] | None = None) -> AdvisorConfig:
-    """Read defaults, then ``path`` (if any), then ``overrides``; validate all."""
-    data = _read_yaml(DEFAULTS, [])
-    errors: list[str] = []
+ParamsModels = Mapping[str, type[ConfigModel]]
+
+
+@functools.cache
+def _model(policies: tuple[tuple[str, type[ConfigModel]], ...]) -> type[AdvisorConfig]:
+    fields: dict[str, Any] = {}
+    for name, params in policies:
+        section = create_model(f"{name.title()}Section", __base__=PolicySection,
+                               params=(params, params()))
+        fields[name] = (section, section())
+    policies_model = create_model("PolicySections", __base__=Policies, **fields)
+    return create_model("AdvisorConfigWithPolicies", __base__=AdvisorConfig,
+                        policies=(policies_model, policies_model()))
+
+
+def model_for(policies: ParamsModels) -> type[AdvisorConfig]:
+    """The configuration model whose ``policies`` section holds these policies' Params."""
+    return _model(tuple(policies.items()))
+
+
+def load(path: str | Path | None = None, overrides: Mapping[str, Any] | None = None,
+         policies: ParamsModels | None = None) -> AdvisorConfig:
+    """Defaults, then the file at ``path`` (if any), then ``overrides``; validated once."""
+    data: dict[str, Any] = {}
     if path is not None:
-        data = _merge(data, _read_yaml(Path(path), errors))
+        data = read_yaml(Path(path))
     if overrides:
-        data = _merge(data, overrides)
-    if errors:
-        raise ConfigError(errors)
-    return from_dict(data)
+        data = merge(data, overrides)
+    return from_dict(data, policies)
 
 
-def from_dict(data: Any) -> AdvisorConfig:
-    errors: list[str] = []
-    cfg = _build(AdvisorConfig, data, "", errors)
-    errors += _policy_errors(cfg.policies)
-    if errors:
-        raise ConfigError(errors)
-    assert isinstance(cfg, AdvisorConfig)
-    return cfg
+def from_dict(data: object, policies: ParamsModels | None = None) -> AdvisorConfig:
+    """Validate a decoded configuration mapping (every error at once)."""
+    return validate(model_for(policies or {}), data)
 
 
-def _policy_errors(policies: dict[str, Any]) -> list[str]:
-    """Problems in the ``policies`` section, found by the policy registry
-    (each policy owns the validation of its parameters)."""
-    from yarn_advisor.advisor.engine import config_from_dict
-    from yarn_advisor.advisor.policies import ConfigError as PolicyConfigError
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key given twice in one mapping (YAML keeps the
+    last one silently, so a repeated key would hide the setting the operator meant)."""
 
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def read_yaml(path: Path) -> dict[str, Any]:
+    """A YAML file's top-level mapping, or ConfigError saying why not (unreadable, not
+    UTF-8, not YAML, a key given twice, empty, or not a mapping)."""
     try:
-        config_from_dict(policies)
-    except PolicyConfigError as exc:
-        return list(exc.problems)
-    return []
-
-
-def _read_yaml(path: Path, errors: list[str]) -> dict[str, Any]:
-    try:
-        data = yaml.safe_load(path.read_text()) or {}
-    except (OSError, yaml.YAMLError) as exc:
-        errors.append(f"{path}: cannot read: {exc}")
-        return {}
+        text = path.read_bytes().decode("utf-8")
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError([f"{path}: cannot read: {' '.join(str(exc).split())}"]) from None
+    if data is None:
+        raise ConfigError([f"{path}: the file is empty (leave out --config to run with "
+                           "the defaults)"])
     if not isinstance(data, dict):
-        errors.append(f"{path}: the top level must be a mapping, not {type(data).__name__}")
-        return {}
+        raise ConfigError([f"{path}: the top level must be a mapping, not {type(data).__name__}"])
     return data
 
 
-def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+def merge(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``over`` laid over ``base``, mapping by mapping (lists are replaced whole)."""
     out = dict(base)
     for key, value in over.items():
-        if isinstance(value, dict) and isinstance(out.get(key), dict) and key != "policies":
-            out[key] = _merge(out[key], value)
+        if isinstance(value, Mapping) and isinstance(out.get(key), Mapping):
+            out[key] = merge(out[key], value)
         else:
             out[key] = value
     return out
-
-
-def _build(cls: type, data: Any, path: str, errors: list[str]) -> Any:
-    where = path or "top level"
-    if not isinstance(data, dict):
-        errors.append(f"{where}: must be a mapping, not {type(data).__name__}")
-        return cls()
-    hints = typing.get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    for key in data:
-        if key not in names:
-            errors.append(f"{path + '.' if path else ''}{key}: unknown key "
-                          f"(known: {', '.join(sorted(names))})")
-    kwargs: dict[str, Any] = {}
-    for name in names & set(data):
-        sub = f"{path}.{name}" if path else name
-        value = _coerce(hints[name], data[name], sub, errors)
-        if value is not _INVALID:
-            kwargs[name] = value
-    obj = cls(**kwargs)
-    prefix = f"{path}." if path else ""
-    errors.extend(prefix + e for e in obj.validate())
-    return obj
-
-
-_INVALID = object()
-
-
-def _coerce(hint: Any, value: Any, path: str, errors: list[str]) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if dataclasses.is_dataclass(hint):
-        return _build(typing.cast(type, hint), value, path, errors)
-    if origin in (typing.Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        inner = [a for a in args if a is not type(None)]
-        return _coerce(inner[0], value, path, errors)
-    if origin is list:
-        if not isinstance(value, list):
-            errors.append(f"{path}: must be a list")
-            return _INVALID
-        return [_coerce(args[0], v, f"{path}[{i}]", errors) for i, v in enumerate(value)]
-    if origin is dict:
-        if not isinstance(value, dict):
-            errors.append(f"{path}: must be a mapping")
-            return _INVALID
-        return value
-    if hint is float and isinstance(value, int | float) and not isinstance(value, bool):
-        return float(value)
-    if hint in (int, str, bool) and type(value) is hint:
-        return value
-    errors.append(f"{path}: must be {getattr(hint, '__name__', hint)}, got {value!r}")
-    return _INVALID

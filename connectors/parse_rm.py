@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+from yarn_advisor.advisor.gcpause import paused_gc
 from yarn_advisor.advisor.model import (
     ZERO,
     App,
@@ -37,7 +38,6 @@ from yarn_advisor.connectors._json import (
     items_or_single,
     nonneg,
     obj,
-    paused_gc,
     require_str,
     res_pair,
     resources,

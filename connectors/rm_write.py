@@ -22,14 +22,20 @@ from typing import Any
 from urllib.parse import urlencode
 from xml.sax.saxutils import escape
 
+from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.connectors._json import as_int, as_list, as_resources
-from yarn_advisor.connectors.errors import ConnectorError, HTTPStatusError, ParseError, StandbyError
+from yarn_advisor.connectors.errors import (
+    ConnectorError,
+    HTTPStatusError,
+    ParseError,
+    StandbyError,
+    redact_url,
+)
 from yarn_advisor.connectors.http import decode_json
 from yarn_advisor.connectors.rm import BASE, RMClient
 
 FINAL_APP_STATES = frozenset({"FINISHED", "FAILED", "KILLED"})
 SIGNALS = frozenset({"OUTPUT_THREAD_DUMP", "GRACEFUL_SHUTDOWN", "FORCEFUL_SHUTDOWN"})
-IRREVERSIBLE = frozenset({"signal_container", "kill_app"})
 SCHEDULER = "scheduler"  # target of global scheduler-conf updates
 
 
@@ -37,7 +43,7 @@ SCHEDULER = "scheduler"  # target of global scheduler-conf updates
 class WriteOutcome:
     """What one lever call did: ``status`` is ``applied`` or ``noop``."""
 
-    kind: str
+    kind: Kind
     target: str
     previous: Any
     status: str
@@ -65,11 +71,11 @@ class RMWriter:
         """Raise StandbyError / UnavailableError unless an active RM answers now."""
         self.rm.cluster_info()
 
-    def read(self, kind: str, target: str, value: Any = None) -> Any:
+    def read(self, kind: Kind, target: str, value: Any = None) -> Any:
         """The target's current value in the lever's shape (never writes)."""
         return lever(kind).read(self, target, value)
 
-    def apply(self, kind: str, target: str, value: Any,
+    def apply(self, kind: Kind, target: str, value: Any,
               before_send: Callable[[Any], None] = lambda previous: None) -> WriteOutcome:
         """Read, and unless already there: ``before_send``, one write, read back."""
         lv = lever(kind)
@@ -93,8 +99,8 @@ class RMWriter:
         resp = self.rm.http.request(method, url, params=params, data=xml, json_body=json_body,
                                     headers=headers, idempotent=False)
         if 300 <= resp.status_code < 400:
-            raise StandbyError(f"{method} {url}: {resp.status_code} (the RM is not active): "
-                               f"{resp.text[:200]}")
+            raise StandbyError(f"{method} {redact_url(url)}: {resp.status_code} "
+                               f"(the RM is not active): {resp.text[:200]}")
         text = resp.text.strip()
         body: Any = text[:2000]
         if text[:1] in ("{", "["):
@@ -261,33 +267,33 @@ def _same_resource(prev: Any, value: Any) -> bool:
     return all(prev.get(k) == int(value[k]) for k in ("memory_mb", "vcores") if k in value)
 
 
-LEVERS: dict[str, Lever] = {
-    "set_app_priority": Lever(
+LEVERS: dict[Kind, Lever] = {
+    Kind.SET_APP_PRIORITY: Lever(
         lambda w, t, v: as_int(_app_field(w, t, "priority")),
         lambda w, t, v: w.send("PUT", f"/apps/{t}/priority", json_body={"priority": int(v)}),
         lambda p, v: p == int(v)),
-    "move_app_queue": Lever(
+    Kind.MOVE_APP_QUEUE: Lever(
         lambda w, t, v: str(_app_field(w, t, "queue")),
         lambda w, t, v: w.send("PUT", f"/apps/{t}/queue", json_body={"queue": str(v)}),
         same_queue),
-    "update_scheduler_conf": Lever(
+    Kind.UPDATE_SCHEDULER_CONF: Lever(
         _conf_read,
         lambda w, t, v: w.send("PUT", "/scheduler-conf", xml=_conf_xml(t, v)),
         lambda p, v: all(conf_equal(p.get(k), x) for k, x in v.items())),
-    "replace_node_labels": Lever(
+    Kind.REPLACE_NODE_LABELS: Lever(
         _node_labels, _send_labels, lambda p, v: sorted(p) == sorted(v)),
-    "update_node_resource": Lever(_node_total, _send_resource, _same_resource),
-    "signal_container": Lever(
+    Kind.UPDATE_NODE_RESOURCE: Lever(_node_total, _send_resource, _same_resource),
+    Kind.SIGNAL_CONTAINER: Lever(
         _container, _send_signal, lambda p, v: p is None or p.get("state") != "RUNNING"),
-    "kill_app": Lever(
+    Kind.KILL_APP: Lever(
         lambda w, t, v: str(_app_field(w, t, "state")), _send_kill,
         lambda p, v: p in FINAL_APP_STATES),
-    "add_cluster_labels": Lever(
+    Kind.ADD_CLUSTER_LABELS: Lever(
         cluster_labels,
         lambda w, t, v: w.send("POST", "/add-node-labels", json_body={
             "nodeLabelInfo": [{"name": x, "exclusivity": "true"} for x in v]}),
         lambda p, v: set(v) <= set(p)),
-    "remove_cluster_labels": Lever(
+    Kind.REMOVE_CLUSTER_LABELS: Lever(
         cluster_labels,
         lambda w, t, v: w.send("POST", "/remove-node-labels?" + urlencode([("labels", x)
                                                                             for x in v])),
@@ -295,7 +301,8 @@ LEVERS: dict[str, Lever] = {
 }
 
 
-def lever(kind: str) -> Lever:
+def lever(kind: Kind) -> Lever:
+    """The RM lever of ``kind`` (ValueError for an advisory kind, which has none)."""
     try:
         return LEVERS[kind]
     except KeyError:

@@ -1,20 +1,23 @@
-"""The policies: one pure module per seed algorithm, in an explicit registry.
+"""The policies: one package per paper, in an explicit registry.
 
-``POLICIES`` maps a policy's config name to its module; its order is the
-engine's default precedence when two policies recommend on the same target
-(see ``advisor.engine``). A policy module provides ``NAME``, a frozen
-``Params`` dataclass and ``advise(snapshot, state, params) -> PolicyResult``
-(see :class:`Policy`). ``build_params`` turns a YAML ``params`` mapping into
-``Params``, rejecting unknown keys with their path and reporting every
-problem at once.
+``POLICIES`` maps a policy's configuration name to its package; its order is
+the engine's default precedence when two policies recommend on the same
+target (see ``advisor.engine``). What a policy package provides is in
+:mod:`._base`; ``_template/`` is the starting point for a new one.
 """
 
 from __future__ import annotations
 
-# Imported after the base types: the policy modules import them from here.
 from yarn_advisor.advisor.policies import anacrac, haste, matchmaking, opera, prism
-from yarn_advisor.advisor.policies._base import ParamsError, Policy, PolicyResult, raise_problems
-from yarn_advisor.advisor.policies._config import ConfigError, build_params
+from yarn_advisor.advisor.policies._base import (
+    NO_READS,
+    Policy,
+    PolicyResult,
+    PolicyState,
+    Reads,
+    StateError,
+)
+from yarn_advisor.config.base import ConfigModel
 
 POLICIES: dict[str, Policy] = {
     haste.NAME: haste,
@@ -24,12 +27,19 @@ POLICIES: dict[str, Policy] = {
     prism.NAME: prism,
 }
 
+
+def params_models(registry: dict[str, Policy] = POLICIES) -> dict[str, type[ConfigModel]]:
+    """Each policy's ``Params`` model, for the configuration loader."""
+    return {name: policy.Params for name, policy in registry.items()}
+
+
 __all__ = [
+    "NO_READS",
     "POLICIES",
-    "ConfigError",
-    "ParamsError",
     "Policy",
     "PolicyResult",
-    "build_params",
-    "raise_problems",
+    "PolicyState",
+    "Reads",
+    "StateError",
+    "params_models",
 ]

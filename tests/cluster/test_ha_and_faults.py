@@ -6,11 +6,12 @@ import socket
 import time
 
 import pytest
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.wiring import build_sensor
-from yarn_advisor.config.schema import load
-from yarn_advisor.connectors.errors import StandbyError
 from yarnmini import MiniCluster
+
+from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.advisor.wiring import build_advisor, build_sensor
+from yarn_advisor.connectors.errors import StandbyError
 
 pytestmark = pytest.mark.cluster
 
@@ -31,7 +32,7 @@ def dead_url() -> str:
 def advisor_for(*urls: str, history: str | None = None) -> Advisor:
     cfg = load(None, {"rm": {"urls": list(urls), "history_url": history,
                              "retry": {"attempts": 2, "base_delay_s": 0.05}}})
-    return Advisor(build_sensor(cfg))
+    return build_advisor(cfg, build_sensor(cfg), persist=False)
 
 
 def test_follows_the_active_rm_past_a_standby_and_a_dead_one(

@@ -10,22 +10,23 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import pytest
-from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.sense import Sensor
-from yarn_advisor.advisor.wiring import build_sensor
-from yarn_advisor.config.schema import load
 from yarnmini import MiniCluster, SubmittedApp
+
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.sense import LiveSensor
+from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.advisor.wiring import build_sensor
 
 pytestmark = pytest.mark.cluster
 T = TypeVar("T")
 
 
-def sensor_for(cluster: MiniCluster) -> Sensor:
+def sensor_for(cluster: MiniCluster) -> LiveSensor:
     cfg = load(None, {"rm": {"urls": [cluster.rm_url], "history_url": cluster.jhs_url}})
     return build_sensor(cfg)
 
 
-def sense_until(sensor: Sensor, cond: Callable[[Snapshot], T], timeout: float = 240,
+def sense_until(sensor: LiveSensor, cond: Callable[[Snapshot], T], timeout: float = 240,
                 what: str = "") -> tuple[Snapshot, T]:
     deadline = time.monotonic() + timeout
     last: Snapshot | None = None

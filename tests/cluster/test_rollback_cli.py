@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 import yaml
-from yarn_advisor.advisor.actuator import Actuator, build_actuator
-from yarn_advisor.advisor.rollback import register
-from yarn_advisor.advisor.wiring import build_sensor
-from yarn_advisor.config.schema import load
-from yarn_advisor.connectors.rm_write import RMWriter
+from _cluster_writes import actuator_for, rec, records
 from yarnmini import MiniCluster
+
+from yarn_advisor.advisor.actuator import Actuator
+from yarn_advisor.advisor.rollback import register
+from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.connectors.rm_write import RMWriter
 
 pytestmark = pytest.mark.cluster
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}
@@ -40,15 +42,13 @@ def setup(cluster: MiniCluster, tmp_path: Path) -> tuple[Path, Actuator]:
     path = tmp_path / "advisor.yaml"
     path.write_text(yaml.safe_dump(raw))
     cfg = load(path)
-    return path, build_actuator(cfg, build_sensor(cfg).connectors.rm)
+    return path, actuator_for(cfg, build_sensor(cfg).connectors.rm)
 
 
 def act(cluster: MiniCluster, a: Actuator, target: str, value: dict[str, Any]) -> str:
     cfg = load(None, {"rm": {"urls": [cluster.rm_url]}, "sense": LIGHT_SENSE})
     snap = build_sensor(cfg).sense(int(time.time() * 1000))
-    rec = {"kind": "update_scheduler_conf", "target": target, "value": value, "previous": None,
-           "policy": "test", "explanation": {"rule": "test.cli", "summary": "cli test"}}
-    (outcome,) = {k[2] for k in a.act([rec], snap)}
+    (outcome,) = {k[2] for k in a.act([rec("update_scheduler_conf", target, value)], snap)}
     return outcome
 
 
@@ -85,7 +85,7 @@ def test_rollback_since_restores_oldest_values_and_holds_them(
         ("scheduler", {DELAY: "7"}, "applied"),
         ("scheduler", {DELAY: "40"}, "applied")]
     assert (conf(mini_cluster)[DELAY], conf(mini_cluster)[MAX_CAP]) == ("40", "100")
-    undone = [r for r in a.journal.records() if r["policy"] == "rollback"
+    undone = [r for r in records(a.journal) if r["policy"] == "rollback"
               and r["phase"] == "intent"]
     assert len(undone) == 3 and all(r["rollback_of"] for r in undone)
 

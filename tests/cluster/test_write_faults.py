@@ -23,13 +23,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from yarn_advisor.advisor.actuator import Actuator, build_actuator
+from _cluster_writes import actuator_for, rec, records
+from yarnmini import MiniCluster, NodeSpec
+
+from yarn_advisor.advisor.actuator import Actuator
 from yarn_advisor.advisor.rollback import rollback, select
+from yarn_advisor.advisor.settings import load_config as load
 from yarn_advisor.advisor.wiring import build_sensor, http_client
-from yarn_advisor.config.schema import load
 from yarn_advisor.connectors.rm import RMClient
 from yarn_advisor.connectors.rm_write import RMWriter
-from yarnmini import MiniCluster, NodeSpec
 
 pytestmark = pytest.mark.cluster
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}
@@ -117,7 +119,7 @@ def rig(urls: list[str], state: Path, read_s: float = 10.0,
                       "sense": LIGHT_SENSE, "dry_run": False, "state_dir": str(state),
                       "actuator": {"cooldown_s": 0, **settings}})
     seen = Exchanges()
-    return build_actuator(cfg, RMClient(http_client(cfg, seen), urls)), seen
+    return actuator_for(cfg, RMClient(http_client(cfg, seen), urls)), seen
 
 
 def sense(rm_url: str) -> Any:
@@ -131,17 +133,12 @@ def conf(rm_url: str) -> dict[str, str]:
     return {p["name"]: p["value"] for p in body["property"]}
 
 
-def rec(kind: str, target: str, value: Any) -> dict[str, Any]:
-    return {"kind": kind, "target": target, "value": value, "previous": None, "policy": "test",
-            "explanation": {"rule": "test.fault", "summary": "fault test"}}
-
-
 def phases(a: Actuator) -> list[tuple[str, str]]:
-    return [(r["phase"], r.get("outcome") or "") for r in a.journal.records()]
+    return [(r["phase"], r.get("outcome") or "") for r in records(a.journal)]
 
 
 def results(a: Actuator) -> list[dict[str, Any]]:
-    return [r for r in a.journal.records() if r["phase"] == "result"]
+    return [r for r in records(a.journal) if r["phase"] == "result"]
 
 
 @pytest.fixture(autouse=True)
@@ -206,7 +203,7 @@ def test_rm_refuses_a_caller_without_rights(acl_cluster: MiniCluster, tmp_path: 
     assert "Only admins" in conf_res["error"]
     # the node labels were readable; the write itself was refused (401) after the intent
     assert (labels_res["sent"], labels_res["status"]) == (True, 401)
-    intent = next(r for r in a.journal.records() if r["phase"] == "intent")
+    intent = next(r for r in records(a.journal) if r["phase"] == "intent")
     assert (intent["kind"], intent["previous"]) == ("replace_node_labels", [])
     assert [w[:2] for w in seen.writes()] == [("POST", "/ws/v1/cluster/add-node-labels")]
     labels = sense(acl_cluster.rm_url).nodes[0].labels
@@ -235,7 +232,7 @@ def test_timeout_after_the_rm_applied_the_write(mini_cluster: MiniCluster,
     direct, _ = rig([mini_cluster.rm_url], tmp_path)
     assert direct.writer is not None
     steps = rollback(direct.journal, direct.writer, select(direct.journal.actions(), since=0))
-    assert [s["outcome"] for s in steps] == ["applied"]
+    assert [s.outcome for s in steps] == ["applied"]
     assert conf(mini_cluster.rm_url)[DELAY] == "40"
 
 
@@ -261,7 +258,7 @@ def test_only_a_standby_rm_blocks_every_action(mini_cluster: MiniCluster, standb
     counts = a.act([rec("update_scheduler_conf", "scheduler", {DELAY: 13}),
                     rec("update_scheduler_conf", "root.adhoc", {"maximum-capacity": 60})], snap)
     assert counts == {("update_scheduler_conf", "test", "blocked"): 2}
-    blocked = [r for r in a.journal.records() if r["phase"] == "blocked"]
+    blocked = [r for r in records(a.journal) if r["phase"] == "blocked"]
     assert [r["reason"] for r in blocked] == ["rm_standby", "rm_standby"]
     assert "STANDBY" in blocked[0]["error"]
     assert seen.writes() == []
@@ -282,7 +279,7 @@ def test_rm_turns_standby_between_read_and_write(mini_cluster: MiniCluster, stan
     assert phases(a) == [("intent", ""), ("result", "standby"), ("blocked", "blocked")]
     res = results(a)[0]
     assert res["sent"] is True and "not active" in res["error"]
-    assert [r.get("reason") for r in a.journal.records()][-1] == "rm_standby"
+    assert [r.get("reason") for r in records(a.journal)][-1] == "rm_standby"
     assert len(proxy.writes) == 1 and [w[2] for w in seen.writes()] == [307]
     live = conf(mini_cluster.rm_url)
     assert (live[DELAY], live[MAX_CAP]) == ("40", "100")

@@ -17,11 +17,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from yarn_advisor.advisor.actuator import Actuator, build_actuator
-from yarn_advisor.advisor.rollback import rollback, select
-from yarn_advisor.advisor.wiring import build_sensor
-from yarn_advisor.config.schema import load
+from _cluster_writes import actuator_for, rec, records
 from yarnmini import MiniCluster, SubmittedApp
+
+from yarn_advisor.advisor.actuator import Actuator
+from yarn_advisor.advisor.journal import Entry
+from yarn_advisor.advisor.rollback import rollback, select
+from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.advisor.wiring import build_sensor
 
 pytestmark = pytest.mark.cluster
 T = TypeVar("T")
@@ -80,7 +83,7 @@ def leave_the_cluster_as_found() -> Iterator[None]:
 def actuator(cluster: MiniCluster, state: Path, **settings: Any) -> Actuator:
     cfg = load(None, {"rm": {"urls": [cluster.rm_url]}, "sense": LIGHT_SENSE, "dry_run": False,
                       "state_dir": str(state), "actuator": {"cooldown_s": 0, **settings}})
-    MADE.append(build_actuator(cfg, build_sensor(cfg).connectors.rm))
+    MADE.append(actuator_for(cfg, build_sensor(cfg).connectors.rm))
     return MADE[-1]
 
 
@@ -93,20 +96,15 @@ def enforce(cluster: MiniCluster, state: Path, *recs: dict[str, Any],
     return a, a.act(list(recs), snap)
 
 
-def rec(kind: str, target: str, value: Any, previous: Any = None) -> dict[str, Any]:
-    return {"kind": kind, "target": target, "value": value, "previous": previous,
-            "policy": "test", "explanation": {"rule": "test.lever", "summary": f"set {value}"}}
-
-
-def undo_all(a: Actuator) -> list[dict[str, Any]]:
+def undo_all(a: Actuator) -> list[Entry]:
     assert a.writer is not None
     steps = rollback(a.journal, a.writer, select(a.journal.actions(), since=0))
-    assert all(s["outcome"] in ("applied", "noop", "irreversible") for s in steps), steps
+    assert all(s.outcome in ("applied", "noop", "irreversible") for s in steps), steps
     return steps
 
 
 def only(a: Actuator, phase: str) -> dict[str, Any]:
-    (r,) = [r for r in a.journal.records() if r["phase"] == phase and r["policy"] == "test"]
+    (r,) = [r for r in records(a.journal) if r["phase"] == phase and r["policy"] == "test"]
     return r
 
 
@@ -245,7 +243,7 @@ def test_container_signal_is_opt_in_and_ends_the_container(
                          for c in live_containers(mini_cluster, aid)),
              "the signalled container to end", timeout=60)
     assert rm_get(mini_cluster, f"/apps/{aid}/state") == {"state": "RUNNING"}
-    assert [s["outcome"] for s in undo_all(a)] == ["irreversible"]
+    assert [s.outcome for s in undo_all(a)] == ["irreversible"]
 
 
 def test_kill_app_is_opt_in(mini_cluster: MiniCluster, app: SubmittedApp,

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
-from yarn_advisor.advisor.classify import ClassifierHook
-from yarn_advisor.advisor.cli import replay_cycles
+
+from yarn_advisor.advisor.classify import TaskClassifier
 from yarn_advisor.advisor.metrics import AdvisorCollector
+from yarn_advisor.advisor.replaying import replay_cycles
+from yarn_advisor.advisor.settings import load_config as load
 from yarn_advisor.advisor.wiring import build_advisor, build_sensor
-from yarn_advisor.config.schema import load
 from yarn_advisor.connectors.replay import Recording, open_recording
 
 
@@ -28,7 +29,8 @@ def test_configured_decision_rule_reaches_the_model(recording_dir: Path,
                                                     tmp_path: Path) -> None:
     advisor = _advisor(open_recording(recording_dir), tmp_path, persist=False,
                        classifier={"min_support": 7, "min_confidence": 0.95})
-    model = advisor.decide.classifier.live.model  # type: ignore[union-attr]
+    assert advisor.classifier is not None
+    model = advisor.classifier.live.model
     assert (model.min_support, model.min_confidence) == (7, 0.95)
 
 
@@ -37,29 +39,31 @@ def test_learns_publishes_and_scores_on_the_real_recording(recording_dir: Path,
     recording = open_recording(recording_dir)
     advisor = _advisor(recording, tmp_path, persist=False)
     reports = list(replay_cycles(advisor, recording))
-    hook = advisor.decide.classifier
-    assert isinstance(hook, ClassifierHook)
+    assert isinstance(advisor.classifier, TaskClassifier)
     succeeded = [t for r in reports if r.snapshot for t in r.snapshot.finished_tasks
                  if t.state == "SUCCEEDED" and t.start_time > 0]
     # a task that ran past the 60 s threshold was learned once, as censored (long),
     # while running, and is not learned again when it finishes
     took = [t.finish_time - t.start_time for t in succeeded]
-    learned = sum(r.classifier["learned"]["finished"] for r in reports)
-    censored = sum(r.classifier["learned"]["censored"] for r in reports)
+    summaries = [r.classifier for r in reports if r.classifier is not None]
+    assert len(summaries) == len(reports)
+    learned = sum(s.learned["finished"] for s in summaries)
+    censored = sum(s.learned["censored"] for s in summaries)
     # (one that crossed the threshold between two cycles is learned at finish)
     long_ones = sum(1 for d in took if d >= 60_000)
     assert learned + censored == len(succeeded) > 0
     assert 0 < censored <= long_ones
     # every cycle with pending asks published a prediction for each pending group
-    for r in reports:
+    for r, s in zip(reports, summaries, strict=True):
         assert r.snapshot is not None
-        state = advisor.decide.states if r is reports[-1] else None
-        groups = {f"{a.id}/{rr.priority}" for a in r.snapshot.apps for rr in a.resource_requests
+        groups = {(a.id, rr.priority) for a in r.snapshot.apps for rr in a.resource_requests
                   if rr.resource_name == "*" and rr.num_containers > 0 and rr.priority != 0}
-        assert sum(r.classifier["predictions"].values()) == len(groups)
-        if state is not None:
-            assert set(state["classifier"]["groups"]) == groups  # type: ignore[index]
-    outcomes = reports[-1].classifier["outcomes"]
+        assert sum(s.predictions.values()) == len(groups)
+    last = advisor.classifier.predict(reports[-1].snapshot)  # type: ignore[arg-type]
+    assert set(last.groups) == {(a.id, rr.priority) for a in reports[-1].snapshot.apps  # type: ignore[union-attr]
+                                for rr in a.resource_requests if rr.resource_name == "*"
+                                and rr.num_containers > 0 and rr.priority != 0}
+    outcomes = summaries[-1].outcomes
     assert sum(outcomes.values()) > 0  # earlier predictions were scored against reality
     assert set(outcomes) <= {(a, p) for a in ("short", "long") for p in ("short", "long")}
     registry = CollectorRegistry()
@@ -76,12 +80,13 @@ def test_checkpoint_survives_a_restart_and_a_corrupt_one_starts_fresh(
     list(replay_cycles(advisor, recording))
     checkpoint = tmp_path / "classifier.json"
     assert checkpoint.exists()
-    before = advisor.decide.classifier.live.model.to_dict()  # type: ignore[union-attr]
-    restarted = ClassifierHook.load(checkpoint)
+    assert advisor.classifier is not None
+    before = advisor.classifier.live.model.to_dict()
+    restarted = TaskClassifier.load(checkpoint)
     assert restarted.live.model.to_dict() == before
     checkpoint.write_text(checkpoint.read_text()[:50])
     with caplog.at_level(logging.WARNING, logger="yarn_advisor"):
-        fresh = ClassifierHook.load(checkpoint)
+        fresh = TaskClassifier.load(checkpoint)
     assert "starting with a fresh model" in caplog.text
     assert fresh.live.model.to_dict() != before
 

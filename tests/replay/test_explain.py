@@ -6,46 +6,47 @@ import json
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.advisor.cli import main as cli_main
-from yarn_advisor.advisor.cli import replay_advisor, replay_cycles
+from yarn_advisor.advisor.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
 from yarn_advisor.advisor.server import AdvisorServer
-from yarn_advisor.config.schema import load
+from yarn_advisor.advisor.settings import load_config as load
 from yarn_advisor.connectors.replay import open_recording
 
 
 @pytest.fixture(scope="module")
-def last_target(recording_dir: Path) -> tuple[str, dict[str, object]]:
+def last_target(recording_dir: Path) -> tuple[str, Recommendation]:
     """A target with a recommendation, and that recommendation (its latest)."""
-    latest: dict[str, dict[str, object]] = {}
+    latest: dict[str, Recommendation] = {}
     recording = open_recording(recording_dir)
     for report in replay_cycles(replay_advisor(recording, load()), recording):
         for rec in report.recommendations:
-            latest[str(rec["target"])] = rec
-    target = next(t for t, r in latest.items() if r["kind"] == "set_app_priority") \
-        if any(r["kind"] == "set_app_priority" for r in latest.values()) else next(iter(latest))
+            latest[rec.target] = rec
+    target = next(t for t, r in latest.items() if r.kind is Kind.SET_APP_PRIORITY) \
+        if any(r.kind is Kind.SET_APP_PRIORITY for r in latest.values()) else next(iter(latest))
     return target, latest[target]
 
 
-def test_explain_from_a_recording(recording_dir: Path, last_target: tuple[str, dict[str, object]],
+def test_explain_from_a_recording(recording_dir: Path, last_target: tuple[str, Recommendation],
                                   capsys: pytest.CaptureFixture[str]) -> None:
     target, rec = last_target
     assert cli_main(["explain", target, "--replay", str(recording_dir)]) == 0
     out = capsys.readouterr().out
-    expl = rec["explanation"]
-    assert isinstance(expl, dict)
-    assert out.startswith(f"{target}: {rec['kind']} ")
-    assert f"  why: {expl['summary']}" in out
-    assert f"  rule: {expl['rule']}" in out
+    assert out.startswith(f"{target}: {rec.kind.value} ")
+    assert f"  why: {rec.explanation.summary}" in out
+    assert f"  rule: {rec.explanation.rule}" in out
     assert "  inputs:" in out
+    assert "{'" not in out and "':" not in out  # values as key=value, never a Python repr
 
 
 def test_explain_json_and_unknown_target(recording_dir: Path,
-                                         last_target: tuple[str, dict[str, object]],
+                                         last_target: tuple[str, Recommendation],
                                          capsys: pytest.CaptureFixture[str]) -> None:
     target, rec = last_target
     assert cli_main(["explain", target, "--replay", str(recording_dir), "--json"]) == 0
     body = json.loads(capsys.readouterr().out)
-    assert body["target"] == target and rec in body["recommendations"]
+    assert body["target"] == target and rec.to_dict() in body["recommendations"]
     assert cli_main(["explain", "application_0_0000", "--replay", str(recording_dir)]) == 0
     assert capsys.readouterr().out.startswith("no recommendation for application_0_0000")
 
@@ -59,12 +60,12 @@ def test_explain_from_a_running_advisor(recording_dir: Path,
         reports = list(replay_cycles(advisor, recording))
         recs = reports[-1].recommendations or next(
             r.recommendations for r in reversed(reports) if r.recommendations)
-        target = str(recs[0]["target"]) if recs else "scheduler"
+        target = recs[0].target if recs else "scheduler"
         assert cli_main(["explain", target, "--advisor",
                          f"http://127.0.0.1:{server.port}", "--json"]) == 0
         body = json.loads(capsys.readouterr().out)
         assert body["cycle"] == len(recording.cycles)
-        assert body["recommendations"] == [r for r in reports[-1].recommendations
-                                           if r["target"] == target]
+        assert body["recommendations"] == [r.to_dict() for r in reports[-1].recommendations
+                                           if r.target == target]
     finally:
         server.close()

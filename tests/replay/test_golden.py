@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
-from yarn_advisor.advisor.cli import replay_advisor, replay_cycles, report_json
+
 from yarn_advisor.advisor.metrics import AdvisorCollector
-from yarn_advisor.config.schema import load
+from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles, report_json
+from yarn_advisor.advisor.settings import load_config as load
 from yarn_advisor.connectors.replay import open_recording
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -25,9 +26,15 @@ GOLDEN = Path(__file__).parent / "golden"
 VOLATILE = re.compile(r"_seconds|_timestamp|^# ")
 
 
-def _replayed(recording_dir: Path) -> tuple[str, str]:
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+# (recording, configuration): mini-hetero with the defaults; short-stream with the
+# example ANACRAC rules, where every policy recommends (OPERA lends to short tasks)
+CASES = {"mini-hetero": None, "short-stream": EXAMPLES / "anacrac-rules.yaml"}
+
+
+def _replayed(recording_dir: Path, config: Path | None = None) -> tuple[str, str]:
     recording = open_recording(recording_dir)
-    advisor = replay_advisor(recording, load())
+    advisor = replay_advisor(recording, load(config))
     lines = [json.dumps(report_json(r), sort_keys=True) for r in replay_cycles(advisor,
                                                                                recording)]
     registry = CollectorRegistry()
@@ -51,12 +58,13 @@ def _check(name: str, actual: str, update: bool) -> None:
                     f"{diff[:6000]}")
 
 
-def test_recommendations_and_metrics_match_golden(recording_dir: Path,
-                                                  update_golden: bool) -> None:
-    recs, metrics = _replayed(recording_dir)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_recommendations_and_metrics_match_golden(name: str, update_golden: bool) -> None:
+    recording_dir = EXAMPLES / "recordings" / name
+    recs, metrics = _replayed(recording_dir, CASES[name])
     assert recs.count("\n") == len(open_recording(recording_dir).cycles)
-    _check("mini-hetero.recommendations.jsonl", recs, update_golden)
-    _check("mini-hetero.metrics.txt", metrics, update_golden)
+    _check(f"{name}.recommendations.jsonl", recs, update_golden)
+    _check(f"{name}.metrics.txt", metrics, update_golden)
 
 
 def test_replay_is_deterministic(recording_dir: Path) -> None:

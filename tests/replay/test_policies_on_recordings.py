@@ -10,39 +10,43 @@ gives ANACRAC its application rules.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from yarn_advisor.advisor.cli import replay_advisor
-from yarn_advisor.advisor.metrics import CycleReport
-from yarn_advisor.config.schema import load
+
+from yarn_advisor.advisor.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.replaying import replay_advisor
+from yarn_advisor.advisor.report import CycleReport
+from yarn_advisor.advisor.settings import load_config as load
 from yarn_advisor.connectors.replay import open_recording, replaying
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def replayed() -> list[tuple[CycleReport, dict[str, object]]]:
+def replayed() -> list[CycleReport]:
     recording = open_recording(ROOT / "examples" / "recordings" / "short-stream")
     advisor = replay_advisor(recording, load(ROOT / "examples" / "anacrac-rules.yaml"))
     out = []
     for cycle in recording.cycles:
         with replaying(cycle):
-            report = advisor.run_once(cycle.taken_at)
-        out.append((report, dict(advisor.decide.states)))
-    assert all(r.outcome == "ok" for r, _ in out)
+            out.append(advisor.run_once(cycle.taken_at))
+    assert all(r.outcome == "ok" for r in out)
     return out
 
 
-def _recs(replayed: list[tuple[CycleReport, dict[str, object]]], policy: str,
-          kind: str) -> list[tuple[CycleReport, dict[str, object], dict[str, object]]]:
-    return [(r, states, x) for r, states in replayed for x in r.recommendations
-            if x["policy"] == policy and x["kind"] == kind]
+def _recs(replayed: list[CycleReport], policy: str, kind: Kind
+          ) -> list[tuple[CycleReport, Recommendation, Any]]:
+    """(report, recommendation, its JSON form) of one policy and kind."""
+    return [(r, x, x.to_dict()) for r in replayed for x in r.recommendations
+            if x.policy == policy and x.kind is kind]
 
 
-def test_opera_lends_idle_reserved_resources_to_tasks_predicted_short(replayed) -> None:  # type: ignore[no-untyped-def]
-    raises = _recs(replayed, "opera", "update_node_resource")
+def test_opera_lends_idle_reserved_resources_to_tasks_predicted_short(
+        replayed: list[CycleReport]) -> None:
+    raises = _recs(replayed, "opera", Kind.UPDATE_NODE_RESOURCE)
     assert raises, "OPERA raised no node on the busy recording"
-    for report, states, rec in raises:
+    for report, _, rec in raises:
         value, previous = rec["value"], rec["previous"]
         assert isinstance(value, dict) and isinstance(previous, dict)
         node = next(n for n in report.snapshot.nodes if n.id == rec["target"])  # type: ignore[union-attr]
@@ -51,19 +55,20 @@ def test_opera_lends_idle_reserved_resources_to_tasks_predicted_short(replayed) 
         assert isinstance(expl, dict) and expl["rule"].startswith("opera.")
         if value["memory_mb"] > previous["memory_mb"]:
             # lending happens only to groups the classifier called short this cycle
-            groups = states["classifier"]["groups"]  # type: ignore[index]
-            assert any(g["short"] for g in groups.values())
-            lent = value["memory_mb"] - previous["memory_mb"]
-            assert f"lend {lent} MiB" in expl["summary"]
-    assert any(x["value"]["memory_mb"] > x["previous"]["memory_mb"]  # type: ignore[index]
-               for _, _, x in raises)
+            assert report.predictions is not None
+            assert any(g.prediction.short for g in report.predictions.groups.values())
+            # what is lent this cycle, and the node's step (ramped, never past it)
+            assert " short pending task(s)" in expl["summary"]
+            assert (f"({previous['memory_mb']} MiB/{previous['vcores']} vcores -> "
+                    f"{value['memory_mb']} MiB/{value['vcores']} vcores)") in expl["summary"]
+    assert any(x["value"]["memory_mb"] > x["previous"]["memory_mb"] for _, _, x in raises)
 
 
-def test_anacrac_applies_the_rules(replayed) -> None:  # type: ignore[no-untyped-def]
-    labels = _recs(replayed, "anacrac", "replace_node_labels")
-    assert labels and {tuple(x["value"]) for _, _, x in labels} == {("big",)}  # type: ignore[arg-type]
+def test_anacrac_applies_the_rules(replayed: list[CycleReport]) -> None:
+    labels = _recs(replayed, "anacrac", Kind.REPLACE_NODE_LABELS)
+    assert labels and {tuple(x["value"]) for _, _, x in labels} == {("big",)}
     assert all(str(x["target"]).startswith("127.0.0.2:") for _, _, x in labels)
-    breaks = _recs(replayed, "anacrac", "advise_app_config")
+    breaks = _recs(replayed, "anacrac", Kind.ADVISE_APP_CONFIG)
     assert breaks
     for report, _, x in breaks:
         app = next(a for a in report.snapshot.apps if a.id == x["target"])  # type: ignore[union-attr]
@@ -75,8 +80,8 @@ def test_anacrac_applies_the_rules(replayed) -> None:  # type: ignore[no-untyped
                 assert not str(v["node"]).startswith("127.0.0.2:")
 
 
-def test_prism_advises_reduce_slowstart(replayed) -> None:  # type: ignore[no-untyped-def]
-    advice = _recs(replayed, "prism", "advise_app_config")
+def test_prism_advises_reduce_slowstart(replayed: list[CycleReport]) -> None:
+    advice = _recs(replayed, "prism", Kind.ADVISE_APP_CONFIG)
     assert advice
     for report, _, x in advice:
         value = x["value"]

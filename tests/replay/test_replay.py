@@ -19,13 +19,14 @@ from typing import Any
 
 import pytest
 import yaml
+
 from yarn_advisor.advisor.cli import main as cli_main
-from yarn_advisor.advisor.cli import replay_advisor, replay_cycles
 from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.metrics import CycleReport
+from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
+from yarn_advisor.advisor.report import CycleReport
 from yarn_advisor.advisor.server import AdvisorServer
-from yarn_advisor.advisor.wiring import build_sensor
-from yarn_advisor.config.schema import load
+from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.advisor.wiring import build_advisor, build_sensor
 from yarn_advisor.connectors.replay import Recording, open_recording, replaying
 
 
@@ -135,7 +136,7 @@ def test_required_source_fault_skips_the_cycle_and_keeps_state(
     assert [r.outcome for r in out] == ["ok", "ok", "skipped", "ok", "ok"]
     skipped = out[bad - 1]
     assert skipped.reason.startswith(reason), skipped.reason
-    assert skipped.snapshot is None and skipped.recommendations == [] and not skipped.actions
+    assert skipped.snapshot is None and skipped.recommendations == () and not skipped.actions
     assert advisor.totals.cycles == {"ok": 4, "skipped": 1}
     assert f"cycle {bad}: skipped ({reason}" in caplog.text
     # no state lost: a finished task seen before the fault is not reported again
@@ -165,7 +166,7 @@ def _closed_port() -> int:
 def test_rm_down_skips_the_cycle(caplog: pytest.LogCaptureFixture) -> None:
     cfg = load(None, {"rm": {"urls": [f"http://127.0.0.1:{_closed_port()}"],
                              "retry": {"attempts": 2, "base_delay_s": 0.0}}})
-    advisor = Advisor(build_sensor(cfg))
+    advisor = build_advisor(cfg, build_sensor(cfg), persist=False)
     with caplog.at_level(logging.INFO, logger="yarn_advisor"):
         report = advisor.run_once()
     assert report.outcome == "skipped" and report.reason.startswith("unavailable")
@@ -182,7 +183,7 @@ def test_silent_rm_times_out_and_skips_the_cycle() -> None:
         cfg = load(None, {"rm": {"urls": [f"http://127.0.0.1:{srv.getsockname()[1]}"],
                                  "timeout": {"connect_s": 0.5, "read_s": 0.3},
                                  "retry": {"attempts": 2, "base_delay_s": 0.0}}})
-        advisor = Advisor(build_sensor(cfg))
+        advisor = build_advisor(cfg, build_sensor(cfg), persist=False)
         started = time.monotonic()
         report = advisor.run_once()
         assert time.monotonic() - started < 5
@@ -229,7 +230,9 @@ def test_metrics_health_and_recommendations_endpoints(recording: Recording) -> N
         status, body = _get(base + "/healthz")
         assert status == 200 and json.loads(body)["cycle"] == n
         status, body = _get(base + "/recommendations")
-        assert status == 200 and json.loads(body)["recommendations"] == last.recommendations
+        assert status == 200 and json.loads(body)["recommendations"] == [
+            r.to_dict() for r in last.recommendations]
+        assert 'yarn_advisor_cycle_step_seconds{step="learn"}' in text
     finally:
         server.close()
 

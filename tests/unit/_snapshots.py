@@ -25,8 +25,10 @@ TS = 1_700_000_000_000
 
 
 def J(value: object) -> Any:
-    """A JSON payload typed as Any, for indexing in assertions."""
-    return value
+    """A JSON payload (or a policy state's JSON form) typed as Any, for indexing in
+    assertions."""
+    to_json = getattr(value, "to_json", None)
+    return to_json() if callable(to_json) else value
 
 
 def res(memory_mb: int, vcores: int) -> Resources:

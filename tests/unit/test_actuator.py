@@ -15,10 +15,13 @@ from typing import Any
 
 import pytest
 from _snapshots import TS, app, container, node, snapshot
+
 from yarn_advisor.advisor.actuator import Actuator, build_actuator
-from yarn_advisor.advisor.journal import Journal
+from yarn_advisor.advisor.journal import Entry, Journal, Phase
 from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.config.schema import ActuatorSettings, Scope, load
+from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.config.schema import ActuatorSettings, Scope
 from yarn_advisor.connectors.errors import StandbyError, UnavailableError
 from yarn_advisor.connectors.rm_write import WriteOutcome, lever
 
@@ -76,9 +79,9 @@ def snap(**kw: Any) -> Snapshot:
 
 
 def rec(kind: str = "set_app_priority", target: str = APP, value: Any = 5,
-        previous: Any = 0, policy: str = "haste") -> dict[str, Any]:
-    return {"kind": kind, "target": target, "value": value, "previous": previous,
-            "policy": policy, "explanation": {"rule": "test.rule", "summary": "because"}}
+        previous: Any = 0, policy: str = "haste") -> Recommendation:
+    return Recommendation(Kind(kind), target, value, policy,
+                          Explanation("test.rule", "because"), previous)
 
 
 def make(tmp_path: Path, rm: FakeRM | None = None, dry_run: bool = False,
@@ -90,10 +93,10 @@ def make(tmp_path: Path, rm: FakeRM | None = None, dry_run: bool = False,
 
 
 def phases(a: Actuator) -> list[tuple[str, str | None]]:
-    return [(r["phase"], r.get("reason")) for r in a.journal.records()]
+    return [(e.phase.value, e.reason) for e in a.journal.entries()]
 
 
-def blocked_by(tmp_path: Path, reason: str, recs: list[dict[str, Any]] | None = None,
+def blocked_by(tmp_path: Path, reason: str, recs: list[Recommendation] | None = None,
                s: Snapshot | None = None, rm: FakeRM | None = None, **settings: Any) -> FakeRM:
     """Act once; assert the last recommendation was blocked for ``reason``, nothing sent."""
     rm = rm or FakeRM()
@@ -101,7 +104,7 @@ def blocked_by(tmp_path: Path, reason: str, recs: list[dict[str, Any]] | None = 
     recs = recs or [rec()]
     counts = a.act(recs, s or snap())
     last = recs[-1]
-    assert counts.get((last["kind"], last["policy"], "blocked"), 0) >= 1, counts
+    assert counts.get((last.kind, last.policy, "blocked"), 0) >= 1, counts
     assert phases(a)[-1] == ("blocked", reason)
     assert a.blocked[reason] >= 1
     return rm
@@ -114,10 +117,10 @@ def test_enforce_applies_and_journals_intent_then_result(tmp_path: Path) -> None
         ("set_app_priority", "haste", "applied"): 1,
         ("advise_container_size", "haste", "advisory"): 1}
     assert rm.sent == [("set_app_priority", APP, 5)]
-    intent, result = a.journal.records()
-    assert (intent["phase"], intent["previous"], intent["mode"], intent["rule"]) == (
-        "intent", 0, "enforce", "test.rule")
-    assert (result["outcome"], result["observed"]) == ("applied", 5)
+    intent, result = a.journal.entries()
+    assert (intent.phase, intent.previous, intent.mode, intent.rule) == (
+        Phase.INTENT, 0, "enforce", "test.rule")
+    assert (result.outcome, result.observed) == ("applied", 5)
 
 
 def test_dry_run_is_the_default_and_sends_nothing(tmp_path: Path) -> None:
@@ -126,8 +129,8 @@ def test_dry_run_is_the_default_and_sends_nothing(tmp_path: Path) -> None:
     a.writer, a.clock = rm, lambda: NOW
     assert a.act([rec()], snap()) == {("set_app_priority", "haste", "dry_run"): 1}
     assert rm.sent == []
-    (only,) = a.journal.records()
-    assert (only["phase"], only["previous"], only["value"]) == ("dry_run", 0, 5)
+    (only,) = a.journal.entries()
+    assert (only.phase, only.previous, only.value) == (Phase.DRY_RUN, 0, 5)
     assert a.journal.path == tmp_path / "journal.jsonl"
 
 
@@ -202,7 +205,10 @@ def test_rm_standby_or_unreachable_right_now(tmp_path: Path, error: Exception,
 
 
 def test_unknown_and_kill_like_kinds(tmp_path: Path) -> None:
-    blocked_by(tmp_path / "a", "unknown_kind", recs=[rec("add_cluster_labels", "cluster", ["x"])])
+    with pytest.raises(ValueError):
+        rec("reboot_node", N1, True)  # no such kind: it cannot even be recommended
+    blocked_by(tmp_path / "a", "out_of_scope", recs=[rec("add_cluster_labels", "cluster", ["x"])],
+               nodes=Scope(allow=["h1*"]))
     blocked_by(tmp_path / "b", "kill_like_disabled",
                recs=[rec("signal_container", CID, "GRACEFUL_SHUTDOWN", None)])
     blocked_by(tmp_path / "c", "kill_like_disabled", recs=[rec("kill_app", APP, "KILLED")])
@@ -227,7 +233,7 @@ def test_unknown_and_kill_like_kinds(tmp_path: Path) -> None:
     ({"allow_kill_like": True, "nodes": Scope(deny=[N1])},
      rec("signal_container", CID, "GRACEFUL_SHUTDOWN", None)),
 ])
-def test_out_of_scope(tmp_path: Path, scope: dict[str, Any], r: dict[str, Any]) -> None:
+def test_out_of_scope(tmp_path: Path, scope: dict[str, Any], r: Recommendation) -> None:
     blocked_by(tmp_path, "out_of_scope", recs=[r], **scope)
 
 
@@ -294,8 +300,8 @@ def test_min_change_against_the_live_value(tmp_path: Path) -> None:
     assert a.act([rec(value=5, previous=0)], snap()) == {
         ("set_app_priority", "haste", "blocked"): 1}
     assert rm.sent == []
-    (only,) = a.journal.records()
-    assert (only["reason"], only["previous"]) == ("min_change", 4)
+    (only,) = a.journal.entries()
+    assert (only.reason, only.previous) == ("min_change", 4)
 
 
 def test_already_there_is_a_noop(tmp_path: Path) -> None:
@@ -319,9 +325,9 @@ def test_a_rollback_holds_the_target(tmp_path: Path) -> None:
     rm = FakeRM()
     a = make(tmp_path, rm, rollback_hold_s=600)
     # another process (yarn-advisor rollback) journals a restore of APP's priority
-    Journal(tmp_path / "journal.jsonl").append({
-        "id": "r1", "phase": "intent", "policy": "rollback", "kind": "set_app_priority",
-        "target": APP, "value": 0, "previous": 5, "rollback_of": "x", "ts": NOW - 10})
+    Journal(tmp_path / "journal.jsonl").append(Entry(
+        id="r1", phase=Phase.INTENT, policy="rollback", kind=Kind.SET_APP_PRIORITY,
+        target=APP, value=0, previous=5, rollback_of="x", ts=NOW - 10))
     a.act([rec(), rec(target=OTHER)], snap())
     assert phases(a)[1] == ("blocked", "rollback_hold")
     assert rm.sent == [("set_app_priority", OTHER, 5)]
@@ -342,7 +348,7 @@ def test_a_repeated_block_is_counted_but_journaled_once(tmp_path: Path) -> None:
         a.act([rec()], snap())
     a.act([rec(value=6)], snap())
     assert a.blocked == {"kill_switch": 4}
-    assert [r["value"] for r in a.journal.records()] == [5, 6]
+    assert [e.value for e in a.journal.entries()] == [5, 6]
 
 
 def test_a_malformed_value_is_invalid_not_a_crash(tmp_path: Path) -> None:
@@ -350,3 +356,115 @@ def test_a_malformed_value_is_invalid_not_a_crash(tmp_path: Path) -> None:
     counts = a.act([rec(value={"not": "a priority"}), rec(target=OTHER)], snap())
     assert counts == {("set_app_priority", "haste", "invalid"): 1,
                       ("set_app_priority", "haste", "applied"): 1}
+
+
+def test_blocked_lines_per_cycle_are_bounded_and_the_rest_summed_up(tmp_path: Path) -> None:
+    from yarn_advisor.advisor.actuator import BLOCKED_LINES_PER_CYCLE
+
+    apps = [app(f"application_1_{i:04d}", queue="root.etl") for i in range(300)]
+    s = snapshot([node(N1)], apps, [])
+    a = make(tmp_path, dry_run=True, max_actions_per_cycle=10)
+    recs = [rec(target=x.id, value=7) for x in apps]
+    counts = a.act(recs, s)
+    assert counts == {("set_app_priority", "haste", "dry_run"): 10,
+                      ("set_app_priority", "haste", "blocked"): 290}
+    entries = a.journal.entries()
+    one_by_one = [e for e in entries if e.phase is Phase.BLOCKED and e.count is None]
+    (summary,) = [e for e in entries if e.count is not None]
+    assert len(one_by_one) == BLOCKED_LINES_PER_CYCLE
+    assert (summary.reason, summary.count, summary.target) == (
+        "max_per_cycle", 290 - BLOCKED_LINES_PER_CYCLE, "*")
+    assert a.blocked == {"max_per_cycle": 290}  # every block is still counted
+
+
+@pytest.mark.parametrize(("kw", "kind", "words"), [
+    ({"scheduler_type": "fairScheduler"}, "set_app_priority", "does not order"),
+    ({"rm_conf": {"yarn.cluster.max-application-priority": "0"}}, "set_app_priority",
+     "caps every application priority at 0"),
+    ({"scheduler_type": "fifoScheduler"}, "update_scheduler_conf", "no scheduler-conf"),
+])
+def test_a_lever_the_rm_cannot_honour_is_blocked_and_said_once(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, kw: dict[str, Any], kind: str,
+        words: str) -> None:
+    value: Any = 5 if kind == "set_app_priority" else {"x": "1"}
+    target = APP if kind == "set_app_priority" else "scheduler"
+    rm = FakeRM()
+    a = make(tmp_path, rm)
+    for _ in range(2):
+        a.act([rec(kind, target, value), rec("update_node_resource", N1,
+                                             {"memory_mb": 9216, "vcores": 8})], snap(**kw))
+    assert rm.sent == [("update_node_resource", N1, {"memory_mb": 9216, "vcores": 8})]
+    assert a.blocked["lever_unavailable"] == 2
+    (entry,) = [e for e in a.journal.entries() if e.reason == "lever_unavailable"]
+    assert entry.error is not None and words in entry.error
+    assert sum(words in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_priority_the_rm_has_is_not_blocked(tmp_path: Path) -> None:
+    rm = FakeRM()
+    make(tmp_path, rm).act([rec()], snap(rm_conf={"yarn.cluster.max-application-priority": "10"}))
+    assert rm.sent == [("set_app_priority", APP, 5)]
+
+
+class CappingRM(FakeRM):
+    """Accepts any priority and keeps the cluster's maximum, as the RM does."""
+
+    def apply(self, kind: str, target: str, value: Any, before_send: Any = None) -> WriteOutcome:
+        out = super().apply(kind, target, value, before_send)
+        if kind == "set_app_priority" and out.status == "applied":
+            self.values[(kind, target)] = min(value, 3)
+            return dataclasses.replace(out, observed=min(value, 3))
+        return out
+
+
+def test_a_write_the_rm_did_not_keep_is_not_held(tmp_path: Path) -> None:
+    a = make(tmp_path, CappingRM())
+    assert a.act([rec(value=5)], snap()) == {("set_app_priority", "haste", "not_held"): 1}
+    assert a.journal.entries()[-1].observed == 3
+    tmp_path.joinpath("b").mkdir()
+    b = make(tmp_path / "b", CappingRM())
+    assert b.act([rec(value=2)], snap()) == {("set_app_priority", "haste", "applied"): 1}
+
+
+def test_limits_per_kind(tmp_path: Path) -> None:
+    kinds = {"update_node_resource": {"cooldown_s": 60, "max_actions_per_target": 30}}
+    a = make(tmp_path, cooldown_s=300, kinds=kinds)
+    a.clock = lambda: NOW + 61  # past the node's cooldown, within the default one
+    first = [rec("update_node_resource", N1, {"memory_mb": 9216, "vcores": 8}),
+             rec(target=APP, value=5)]
+    a.act(first, snap())
+    a.clock = lambda: NOW + 130
+    again = [rec("update_node_resource", N1, {"memory_mb": 10240, "vcores": 8}),
+             rec(target=APP, value=7)]
+    counts = a.act(again, snap(taken_at=TS + 130_000))
+    assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "applied")] == 1
+    assert counts[(Kind.SET_APP_PRIORITY, "haste", "blocked")] == 1  # 300 s cooldown
+    with pytest.raises(Exception, match="unknown kind"):
+        load(None, {"actuator": {"kinds": {"reboot": {"cooldown_s": 1}}}})
+
+
+def test_going_back_to_the_original_value_is_never_rate_limited(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm, cooldown_s=300, max_actions_per_target=1)
+    up = {"memory_mb": 12288, "vcores": 8}
+    back = {"memory_mb": 8192, "vcores": 8}
+    a.act([rec("update_node_resource", N1, up)], snap())
+    # another raise right away is held by the cooldown; the return to 8192 is not
+    counts = a.act([rec("update_node_resource", N1, {"memory_mb": 16384, "vcores": 8})], snap())
+    assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "blocked")] == 1
+    counts = a.act([rec("update_node_resource", N1, back)], snap())
+    assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "applied")] == 1
+    assert rm.values[("update_node_resource", N1)] == back
+    # a restarted actuator knows the origin from the journal
+    rm2 = FakeRM()
+    tmp_path.joinpath("b").mkdir()
+    b = make(tmp_path / "b", rm2, cooldown_s=300, max_actions_per_target=1)
+    b.act([rec("update_node_resource", N1, up)], snap())
+    c = make(tmp_path / "b", rm2, cooldown_s=300, max_actions_per_target=1)
+    counts = c.act([rec("update_node_resource", N1, back)], snap())
+    assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "applied")] == 1
+
+
+def test_the_configs_lever_kinds_are_the_actuators() -> None:
+    from yarn_advisor.config.schema import LEVER_KINDS
+    assert set(LEVER_KINDS) == {k.value for k in Kind if not k.advisory}

@@ -11,14 +11,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from yarn_advisor.advisor.journal import Action, Journal
+
+from yarn_advisor.advisor.journal import Action, Journal, Phase
+from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.advisor.rollback import inverse, parse_time, register, rollback, select
 
 
 def act(aid: str, ts: float, kind: str = "set_app_priority", target: str = "app_1",
         value: Any = 5, previous: Any = 0, outcome: str = "applied", sent: bool = True,
         policy: str = "haste", rollback_of: str | None = None, answer: Any = None) -> Action:
-    return Action(aid, ts, kind, target, policy, value, previous, sent, outcome, answer,
+    return Action(aid, ts, Kind(kind), target, policy, value, previous, sent, outcome, answer,
                   rollback_of)
 
 
@@ -51,15 +53,15 @@ def test_irreversible_actions_are_reported_and_journaled(tmp_path: Path) -> None
     steps = rollback(j, writer=None, actions=[  # type: ignore[arg-type]
         act("s", 1, "signal_container", "container_1_0001_01_000002", "GRACEFUL_SHUTDOWN",
             {"state": "RUNNING"})])
-    assert [s["outcome"] for s in steps] == ["irreversible"]
-    (rec,) = j.records()
-    assert (rec["policy"], rec["rollback_of"], rec["phase"]) == ("rollback", "s", "blocked")
+    assert [s.outcome for s in steps] == ["irreversible"]
+    (rec,) = j.entries()
+    assert (rec.policy, rec.rollback_of, rec.phase) == ("rollback", "s", Phase.BLOCKED)
 
 
 def test_dry_run_rollback_only_journals(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.jsonl")
     steps = rollback(j, writer=None, actions=[act("a", 1)], dry_run=True)  # type: ignore[arg-type]
-    assert [(s["outcome"], s["value"], s["rollback_of"]) for s in steps] == [("dry_run", 0, "a")]
+    assert [(s.outcome, s.value, s.rollback_of) for s in steps] == [("dry_run", 0, "a")]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
@@ -85,3 +87,28 @@ def test_cli_needs_since_or_action() -> None:
         p.parse_args(["rollback"])
     with pytest.raises(SystemExit):
         p.parse_args(["rollback", "--since", "1h", "--action", "x"])
+
+
+def test_rollback_reports_a_line_it_could_not_read_and_exits_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The probe's case: a torn line among applied actions; rollback said "all restored"
+    with rc 0 while the change it recorded was still on the RM."""
+    import yaml
+
+    from yarn_advisor.advisor.cli import main
+    from yarn_advisor.advisor.journal import Entry
+
+    journal = tmp_path / "state" / "journal.jsonl"
+    j = Journal(journal)
+    j.append(Entry(id="a", phase=Phase.DRY_RUN, kind=Kind.SET_APP_PRIORITY, target="app_1",
+                   policy="haste", value=5, outcome="dry_run"))
+    with open(journal, "ab") as fh:
+        fh.write(b'{"id": "b", "phase": "intent", "kind": "set_app_pri')  # kill -9 here
+    j.append(Entry(id="c", phase=Phase.DRY_RUN, kind=Kind.SET_APP_PRIORITY, target="app_2",
+                   policy="haste", value=5, outcome="dry_run"))
+    cfg = tmp_path / "advisor.yaml"
+    cfg.write_text(yaml.safe_dump({"state_dir": str(tmp_path / "state")}))
+    assert main(["rollback", "--since", "1h", "--config", str(cfg)]) == 1
+    out, err = capsys.readouterr()
+    assert "1 line(s) of" in err and "could not be read" in err
+    assert "NOT all restored" in out

@@ -5,11 +5,17 @@ from __future__ import annotations
 
 import pytest
 from _snapshots import app
-from yarn_advisor.advisor.engine import config_from_dict
-from yarn_advisor.advisor.policies import anacrac_core as ac
-from yarn_advisor.advisor.policies._base import ParamsError
-from yarn_advisor.advisor.policies._config import ConfigError
-from yarn_advisor.advisor.policies.anacrac_rules import Rule, in_hosts, matches, rule_for
+from pydantic import ValidationError
+
+from yarn_advisor.advisor.engine import EngineConfig
+from yarn_advisor.advisor.policies.anacrac import core as ac
+from yarn_advisor.advisor.policies.anacrac.inputs import in_hosts, matches, rule_for
+from yarn_advisor.advisor.policies.anacrac.params import Rule
+from yarn_advisor.config.base import ConfigError
+
+
+def _fields(exc: ValidationError) -> set[object]:
+    return {e["loc"][0] if e["loc"] else "" for e in exc.errors()}
 
 
 def test_node_and_container_restriction_eq_1_to_3() -> None:
@@ -51,20 +57,20 @@ def test_adaptive_sizing_eq_9_12() -> None:
 
 @pytest.mark.parametrize("value", [50, 99, 75.5])
 def test_thresholds_accept_50_to_99(value: float) -> None:
-    r = Rule("r", app_type="MAPREDUCE", cpu_threshold=value, io_threshold=value)
+    r = Rule(name="r", app_type="MAPREDUCE", cpu_threshold=value, io_threshold=value)
     assert r.cpu_threshold == value
 
 
 @pytest.mark.parametrize("value", [49.9, 99.1, 0, 100])
 def test_thresholds_reject_outside_50_to_99(value: float) -> None:
-    with pytest.raises(ParamsError) as exc:
-        Rule("r", app_type="MAPREDUCE", cpu_threshold=value, io_threshold=value)
-    assert {f for f, _ in exc.value.problems} == {"cpu_threshold", "io_threshold"}
+    with pytest.raises(ValidationError) as exc:
+        Rule(name="r", app_type="MAPREDUCE", cpu_threshold=value, io_threshold=value)
+    assert _fields(exc.value) == {"cpu_threshold", "io_threshold"}
 
 
 @pytest.mark.parametrize("threshold", [50.0, 99.0])
 def test_a_node_that_reached_the_threshold_is_refused(threshold: float) -> None:
-    r = Rule("r", app_type="MAPREDUCE", job_type="ALL", cpu_threshold=threshold,
+    r = Rule(name="r", app_type="MAPREDUCE", job_type="ALL", cpu_threshold=threshold,
              io_threshold=threshold)
     below = ac.NodeLoad(threshold - 0.01, threshold - 0.01)
     assert ac.hot(r, below) == [] and ac.admit(r, True, 0, below) == 0
@@ -75,14 +81,15 @@ def test_a_node_that_reached_the_threshold_is_refused(threshold: float) -> None:
 
 def test_job_type_selects_the_checked_resource() -> None:
     load = ac.NodeLoad(95.0, 95.0)
-    assert ac.hot(Rule("c", tag="t", job_type="CPU"), load) == ["cpu_threshold"]
-    assert ac.hot(Rule("i", tag="t", job_type="IO"), load) == ["io_threshold"]
-    assert ac.hot(Rule("n", tag="t"), load) == []
-    assert ac.hot(Rule("u", tag="t", job_type="IO"), ac.NodeLoad(95.0, None)) == []  # IO unknown
+    assert ac.hot(Rule(name="c", tag="t", job_type="CPU"), load) == ["cpu_threshold"]
+    assert ac.hot(Rule(name="i", tag="t", job_type="IO"), load) == ["io_threshold"]
+    assert ac.hot(Rule(name="n", tag="t"), load) == []
+    io_unknown = ac.NodeLoad(95.0, None)
+    assert ac.hot(Rule(name="u", tag="t", job_type="IO"), io_unknown) == []
 
 
 def test_admit_steps_in_order() -> None:
-    r = Rule("r", tag="t", hosts=("h1",), tasks_maximum=2, job_type="CPU")
+    r = Rule(name="r", tag="t", hosts=("h1",), tasks_maximum=2, job_type="CPU")
     cool = ac.NodeLoad(10.0, None)
     assert ac.admit(None, False, 99, ac.NodeLoad(100.0, 100.0)) == 0  # step 3: no rule
     assert ac.admit(r, False, 0, cool) == 8
@@ -94,56 +101,56 @@ def test_admit_steps_in_order() -> None:
 def test_rule_matching_by_name_type_queue_and_tag() -> None:
     a = app("application_1_0001", name="sqoop-import-orders", queue="root.etl",
             app_type="MAPREDUCE", tags=["team:ingest", "nightly"])
-    assert matches(Rule("n", app_name=r"^sqoop-"), a)
-    assert not matches(Rule("n", app_name=r"^spark-"), a)
-    assert matches(Rule("t", app_type="mapreduce"), a)  # case-insensitive
-    assert not matches(Rule("t", app_type="SPARK"), a)
-    assert matches(Rule("q", queue="root.etl"), a) and matches(Rule("q", queue="etl"), a)
-    assert not matches(Rule("q", queue="root.adhoc"), a)
-    assert matches(Rule("g", tag="nightly"), a) and not matches(Rule("g", tag="team"), a)
-    assert matches(Rule("all", app_name="import", app_type="MAPREDUCE", queue="etl",
+    assert matches(Rule(name="n", app_name=r"^sqoop-"), a)
+    assert not matches(Rule(name="n", app_name=r"^spark-"), a)
+    assert matches(Rule(name="t", app_type="mapreduce"), a)  # case-insensitive
+    assert not matches(Rule(name="t", app_type="SPARK"), a)
+    assert matches(Rule(name="q", queue="root.etl"), a) and matches(Rule(name="q", queue="etl"), a)
+    assert not matches(Rule(name="q", queue="root.adhoc"), a)
+    assert matches(Rule(name="g", tag="nightly"), a) and not matches(Rule(name="g", tag="team"), a)
+    assert matches(Rule(name="all", app_name="import", app_type="MAPREDUCE", queue="etl",
                         tag="nightly"), a)
-    assert not matches(Rule("all", app_name="import", app_type="SPARK"), a)  # every matcher
+    assert not matches(Rule(name="all", app_name="import", app_type="SPARK"), a)  # every matcher
 
 
 def test_first_matching_rule_wins() -> None:
     a = app("application_1_0001", name="etl-daily", tags=["x"])
-    rules = (Rule("other", tag="y"), Rule("first", tag="x"), Rule("second", app_name="etl"))
+    rules = (Rule(name="other", tag="y"), Rule(name="first", tag="x"),
+             Rule(name="second", app_name="etl"))
     found = rule_for(a, rules)
     assert found is not None and found.name == "first"
-    assert rule_for(a, (Rule("none", tag="z"),)) is None
+    assert rule_for(a, (Rule(name="none", tag="z"),)) is None
 
 
 def test_hosts_by_host_or_node_id() -> None:
-    r = Rule("r", tag="t", hosts=("h1", "h2:8041"))
+    r = Rule(name="r", tag="t", hosts=("h1", "h2:8041"))
     assert in_hosts(r, "h1:8041", "h1") and in_hosts(r, "h2:8041", "h2")
     assert not in_hosts(r, "h2:9999", "h2") and not in_hosts(r, "h3:1", "h3")
-    assert in_hosts(Rule("any", tag="t"), "h9:1", "h9")
+    assert in_hosts(Rule(name="any", tag="t"), "h9:1", "h9")
 
 
 def test_rule_validation_reports_every_problem() -> None:
-    with pytest.raises(ParamsError) as exc:
-        Rule("", app_name="(", tasks_maximum=0, label="bad label", target_queue="q",
+    with pytest.raises(ValidationError) as exc:
+        Rule(name="", app_name="(", tasks_maximum=0, label="bad label", target_queue="q",
              container_memory_increment_mb=-1)
-    fields = {f for f, _ in exc.value.problems}
-    assert fields == {"name", "app_name", "tasks_maximum", "label",
-                      "container_memory_increment_mb"}
-    with pytest.raises(ParamsError, match="at least one"):
-        Rule("nomatch")
-    with pytest.raises(ParamsError, match="needs a label"):
-        Rule("q", tag="t", target_queue="root.q")
+    assert _fields(exc.value) == {"name", "app_name", "tasks_maximum", "label",
+                                  "container_memory_increment_mb"}
+    with pytest.raises(ValidationError, match="at least one"):
+        Rule(name="nomatch")
+    with pytest.raises(ValidationError, match="needs a label"):
+        Rule(name="q", tag="t", target_queue="root.q")
 
 
 def test_rules_from_yaml_config() -> None:
-    cfg = config_from_dict({"anacrac": {"params": {"rules": [
+    cfg = EngineConfig.from_policies({"anacrac": {"params": {"rules": [
         {"name": "ingest", "app_name": "^sqoop", "hosts": ["h1", "h2"], "tasks_maximum": 2,
          "job_type": "IO", "io_threshold": 99}]}}})
     rule = cfg.section("anacrac").params.rules[0]
     assert rule.hosts == ("h1", "h2") and rule.io_threshold == 99.0
     with pytest.raises(ConfigError) as exc:
-        config_from_dict({"anacrac": {"params": {"rules": [
+        EngineConfig.from_policies({"anacrac": {"params": {"rules": [
             {"name": "x", "tag": "t", "cpu_threshold": 100}, {"name": "x", "tag": "u"}]}}})
-    text = "\n".join(exc.value.problems)
+    text = "\n".join(exc.value.errors)
     assert "rules[0].cpu_threshold" in text
 
 

@@ -8,16 +8,18 @@ from dataclasses import replace
 from typing import Any
 
 from _snapshots import TS, J, app, ctr, node, queue, snapshot, with_util
-from yarn_advisor.advisor.engine import EngineConfig, config_from_dict, decide
+
+from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
 from yarn_advisor.advisor.model import Node, Snapshot
 from yarn_advisor.advisor.policies import anacrac
-from yarn_advisor.advisor.policies.anacrac_rules import Rule
+from yarn_advisor.advisor.policies.anacrac import State
+from yarn_advisor.advisor.policies.anacrac.params import Rule
 from yarn_advisor.advisor.recommendation import Kind, Recommendation
 
 S, W = "application_1_0001", "application_1_0002"
 H1, H2, H3 = "h1:1", "h2:1", "h3:1"
 RULE = Rule(
-    "ingest", app_name="^sqoop", hosts=("h1", "h2"), tasks_maximum=2, job_type="CPU",
+    name="ingest", app_name="^sqoop", hosts=("h1", "h2"), tasks_maximum=2, job_type="CPU",
     cpu_threshold=80, container_job_type="MEMORY", container_memory_threshold=80,
     container_memory_increment_mb=512, label="ingest", target_queue="root.ingest",
 )
@@ -59,7 +61,7 @@ def by(recs: tuple[Recommendation, ...], kind: Kind) -> dict[str, Recommendation
 
 def test_steps_1_to_30_on_scripted_heartbeats() -> None:
     # heartbeat 1: h2 is past the CPU threshold (7 of 8 cores = 87.5% >= 80)
-    hb1 = anacrac.advise(heartbeat(TS, (2.0, 7.0, 1.0)), None, PARAMS)
+    hb1 = anacrac.advise(heartbeat(TS, (2.0, 7.0, 1.0)), State(), PARAMS)
     labels = by(hb1.recommendations, Kind.REPLACE_NODE_LABELS)
     assert {k: v.value for k, v in labels.items()} == {H1: ("ingest",)}  # steps 8, 11
     assert labels[H1].previous == ()
@@ -77,7 +79,7 @@ def test_steps_1_to_30_on_scripted_heartbeats() -> None:
     assert not by(hb1.recommendations, Kind.SIGNAL_CONTAINER)  # opt-in
     assert J(hb1.next_state)["waits"][W] == {"since": TS - 10_000, "containers": 0,
                                              "memory_mb": 0, "boosted_from": None}
-    json.dumps(hb1.next_state)
+    json.dumps(hb1.next_state.to_json())
 
     # heartbeat 2 (+40 s): h1 carries the label now, h2 cooled down and joins
     hb2 = anacrac.advise(heartbeat(TS + 40_000, (2.0, 3.0, 1.0), (("ingest",), (), ())),
@@ -107,8 +109,8 @@ def test_steps_1_to_30_on_scripted_heartbeats() -> None:
 
 
 def test_step_30_signals_the_newest_excess_container_when_enabled() -> None:
-    p = replace(PARAMS, signal_excess_containers=True)
-    recs = anacrac.advise(heartbeat(TS, (2.0, 3.0, 1.0)), None, p).recommendations
+    p = PARAMS.model_copy(update={"signal_excess_containers": True})
+    recs = anacrac.advise(heartbeat(TS, (2.0, 3.0, 1.0)), State(), p).recommendations
     sig = by(recs, Kind.SIGNAL_CONTAINER)
     assert list(sig) == ["c_s2"]  # the third container on h1, the latest started
     assert sig["c_s2"].explanation.rule == "anacrac.container_awareness.signal"
@@ -119,13 +121,14 @@ def test_step_6_raw_counters_give_cpu_and_io_usage() -> None:
                "io_ms": 5_000, "io_stamp_ms": 1_000_000}}
     c1 = {H2: {"user": 1500, "nice": 0, "system": 300, "stamp": 10_100, "nprocs": 8,
                "io_ms": 5_950, "io_stamp_ms": 1_001_000}}
-    rule = replace(RULE, job_type="ALL", io_threshold=90)
+    rule = RULE.model_copy(update={"job_type": "ALL", "io_threshold": 90.0})
     p = anacrac.Params(rules=(rule,))
-    hb1 = anacrac.advise(heartbeat(TS, (2.0, 7.0, 1.0)), {"node_counters": c0}, p)
+    hb1 = anacrac.advise(heartbeat(TS, (2.0, 7.0, 1.0)), State.from_json({"node_counters": c0}),
+                         p)
     assert J(hb1.next_state)["counters"][H2]["user"] == 1000.0
     # h2's heartbeat says 87.5% CPU, but the counters say 600*100/(100*8) = 75% and IO 95%
     st = dict(J(hb1.next_state)) | {"node_counters": c1}
-    hb2 = anacrac.advise(heartbeat(TS + 1000, (2.0, 7.0, 1.0)), st, p)
+    hb2 = anacrac.advise(heartbeat(TS + 1000, (2.0, 7.0, 1.0)), State.from_json(st), p)
     viol = J(by(hb2.recommendations, Kind.ADVISE_APP_CONFIG)[S].value)["violations"]
     h2 = [v for v in viol if v["node"] == H2]
     assert [(v["type"], v["usage_percent"]) for v in h2] == [("io_threshold", 95.0)]
@@ -133,12 +136,12 @@ def test_step_6_raw_counters_give_cpu_and_io_usage() -> None:
 
 def test_nodes_with_labels_we_do_not_manage_are_left_alone() -> None:
     snap = heartbeat(TS, (2.0, 3.0, 1.0), (("gpu",), (), ()))
-    labels = by(anacrac.advise(snap, None, PARAMS).recommendations, Kind.REPLACE_NODE_LABELS)
+    labels = by(anacrac.advise(snap, State(), PARAMS).recommendations, Kind.REPLACE_NODE_LABELS)
     assert set(labels) == {H2}
 
 
 def test_no_rules_only_waiting_time() -> None:
-    res = anacrac.advise(heartbeat(TS + 100_000, (2.0, 7.0, 1.0)), None, anacrac.Params())
+    res = anacrac.advise(heartbeat(TS + 100_000, (2.0, 7.0, 1.0)), State(), anacrac.Params())
     assert [(r.kind, r.target, r.value) for r in res.recommendations] == [
         (Kind.SET_APP_PRIORITY, W, 5)]  # first seen ACCEPTED since its start, 110 s ago
 
@@ -146,21 +149,33 @@ def test_no_rules_only_waiting_time() -> None:
 def test_no_priority_lever_in_fair_ordered_queues() -> None:
     snap = replace(heartbeat(TS + 100_000, (2.0, 3.0, 1.0)),
                    queues=(queue("root.default", ordering="fair"),))
-    assert anacrac.advise(snap, None, anacrac.Params()).recommendations == ()
+    assert anacrac.advise(snap, State(), anacrac.Params()).recommendations == ()
 
 
 def test_engine_runs_anacrac_from_yaml_rules() -> None:
-    cfg = config_from_dict({"anacrac": {"params": {"rules": [
+    cfg = EngineConfig.from_policies({"anacrac": {"params": {"rules": [
         {"name": "ingest", "app_name": "^sqoop", "hosts": ["h1", "h2"], "tasks_maximum": 2,
          "label": "ingest", "target_queue": "root.ingest"}]}}})
-    result = decide(heartbeat(TS, (2.0, 7.0, 1.0)), {}, cfg)
+    result = decide(heartbeat(TS, (2.0, 7.0, 1.0)), AdvisorState(), cfg)
     assert not result.errors
     got = {(r.kind, r.target) for r in result.recommendations if r.policy == "anacrac"}
     assert (Kind.MOVE_APP_QUEUE, S) in got and (Kind.REPLACE_NODE_LABELS, H2) in got
-    assert decide(heartbeat(TS, (2.0, 7.0, 1.0)), {}, EngineConfig()).errors == ()
+    assert decide(heartbeat(TS, (2.0, 7.0, 1.0)), AdvisorState(), EngineConfig()).errors == ()
 
 
-def test_garbage_state_is_ignored() -> None:
+def test_garbage_state_reads_as_the_empty_state() -> None:
     bad: dict[str, Any] = {"waits": {W: "x", S: {"containers": "1"}}, "counters": 5,
-                           "node_counters": {H1: {"user": "a"}}}
-    assert anacrac.advise(heartbeat(TS, (2.0, 3.0, 1.0)), bad, PARAMS).next_state is not None
+                           "node_counters": {H1: {"user": "a"}}, "updated_at": "yesterday"}
+    assert State.from_json(bad) == State()
+    kept = State.from_json({"waits": {W: "x", S: {"since": 1, "containers": 2, "memory_mb": 3}},
+                            "node_counters": {H1: {"user": 7, "nice": "x"}}})
+    assert set(kept.waits) == {S} and kept.node_counters == {H1: {"user": 7.0}}
+    snap = heartbeat(TS, (2.0, 3.0, 1.0))
+    assert anacrac.advise(snap, State.from_json(bad), PARAMS) == \
+        anacrac.advise(snap, State(), PARAMS)
+
+
+def test_state_round_trips_through_json() -> None:
+    hb1 = anacrac.advise(heartbeat(TS, (2.0, 7.0, 1.0)), State(), PARAMS)
+    again = State.from_json(json.loads(json.dumps(hb1.next_state.to_json())))
+    assert again == hb1.next_state

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.classifiers.features import TaskProps, features
 from yarn_advisor.classifiers.naive_bayes import (
     CheckpointError,

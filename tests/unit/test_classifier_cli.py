@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.classifiers.cli import register
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.classifiers.evaluate import (
     _START,
     EvalResult,

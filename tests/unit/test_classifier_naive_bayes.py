@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 from sklearn.naive_bayes import CategoricalNB
+
 from yarn_advisor.classifiers.features import TaskProps, features
 from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, RunningTask
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+
 from yarn_advisor.classifiers.rumen import RumenTrace, read_trace
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"

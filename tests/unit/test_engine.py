@@ -1,32 +1,37 @@
-"""advisor.engine.decide: order, isolation of failures, conflicts, states, classifier hook."""
+"""advisor.engine.decide: order, isolation of failures, conflicts, states, reads, predictions."""
 
 from __future__ import annotations
 
 import types
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable
 from typing import Any, cast
 
 from _snapshots import app, node, rr, snapshot
+
 from yarn_advisor.advisor.engine import (
+    AdvisorState,
     EngineConfig,
-    PolicyConfig,
     decide,
     resolve_conflicts,
     run_order,
 )
 from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.policies import POLICIES, Policy, PolicyResult
+from yarn_advisor.advisor.policies import NO_READS, POLICIES, Policy, PolicyResult, Reads
 from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.classifiers.live import Predictions
+from yarn_advisor.config.base import ConfigModel
+from yarn_advisor.config.schema import PolicySection
+
+Advise = Callable[[Snapshot, Any, Any, Reads], Any]
 
 
-@dataclass(frozen=True)
-class NoParams:
+class NoParams(ConfigModel):
     pass
 
 
-def fake(name: str, advise: Callable[[Snapshot, Any, Any], Any]) -> Policy:
-    return cast(Policy, types.SimpleNamespace(NAME=name, Params=NoParams, advise=advise))
+def fake(name: str, advise: Advise, reads: tuple[str, ...] = ()) -> Policy:
+    return cast(Policy, types.SimpleNamespace(NAME=name, Params=NoParams, State=lambda: 0,
+                                              READS=reads, advise=advise))
 
 
 def rec(policy: str, target: str, value: int, rule: str = "r") -> Recommendation:
@@ -36,15 +41,19 @@ def rec(policy: str, target: str, value: int, rule: str = "r") -> Recommendation
 
 
 def emits(name: str, *recs: tuple[str, int]) -> Policy:
-    def advise(snap: Snapshot, state: Any, params: Any) -> PolicyResult:
-        n = (state or 0) + 1
-        return PolicyResult(tuple(rec(name, t, v, f"{name}.rule") for t, v in recs), n)
+    def advise(snap: Snapshot, state: int, params: Any, reads: Reads = NO_READS
+               ) -> PolicyResult[int]:
+        return PolicyResult(tuple(rec(name, t, v, f"{name}.rule") for t, v in recs), state + 1)
 
     return fake(name, advise)
 
 
-def boom(snap: Snapshot, state: Any, params: Any) -> PolicyResult:
+def boom(snap: Snapshot, state: Any, params: Any, reads: Reads = NO_READS) -> PolicyResult[Any]:
     raise RuntimeError("kaput")
+
+
+def states(**kw: object) -> AdvisorState:
+    return AdvisorState(dict(kw))
 
 
 EXPL = Explanation("r", "because")
@@ -62,30 +71,35 @@ ALL = ["haste", "matchmaking", "opera", "anacrac", "prism"]
 
 
 def test_default_registry_runs_every_policy_in_precedence_order() -> None:
-    res = decide(SNAP, {}, EngineConfig(), timer=ticking())
-    assert list(res.per_policy_timing) == ALL == run_order(EngineConfig())
-    assert all(t == 1.0 for t in res.per_policy_timing.values())
+    res = decide(SNAP, AdvisorState(), EngineConfig(), timer=ticking())
+    assert list(res.policy_seconds) == ALL == run_order(EngineConfig())
+    assert all(t == 1.0 for t in res.policy_seconds.values())
     assert {r.policy for r in res.recommendations} >= {"haste", "matchmaking"}
-    assert set(res.next_states) == set(ALL)
-    assert res.errors == ()
+    assert set(res.states) == set(ALL)
+    assert all(isinstance(res.states[n], POLICIES[n].State) for n in ALL)
+    assert res.errors == () and res.predictions is None
     assert list(POLICIES) == ALL
 
 
-def test_a_policy_gets_the_states_it_reads_copied_into_its_own() -> None:
-    seen: list[object] = []
+def test_a_policy_reads_what_it_declares_from_the_previous_cycle() -> None:
+    seen: list[tuple[object, dict[str, object]]] = []
 
-    def record(snap: Snapshot, state: object, params: object) -> PolicyResult:
-        seen.append(state)
-        return PolicyResult((), {"own": 1})
+    def record(snap: Snapshot, state: object, params: object, reads: Reads = NO_READS
+               ) -> PolicyResult[object]:
+        seen.append((state, dict(reads)))
+        return PolicyResult((), f"next-{state}")
 
-    reader = fake("r", record)
-    reader.READS = ("classifier", "other")  # type: ignore[attr-defined]
-    plain = fake("p", record)
-    states = {"r": {"own": 0}, "p": {"own": 5}, "classifier": {"groups": {"a/1": {}}}}
-    res = decide(SNAP, states, EngineConfig(precedence=("r", "p")), registry={"r": reader,
-                                                                             "p": plain})
-    assert seen == [{"own": 0, "classifier": {"groups": {"a/1": {}}}}, {"own": 5}]
-    assert res.next_states["r"] == {"own": 1}  # what it read is not carried as its own
+    class Classifier:
+        def predict(self, snap: Snapshot) -> Predictions:
+            return Predictions(60.0)
+
+    reg = {"r": fake("r", record, reads=("classifier", "p", "absent")), "p": fake("p", record)}
+    res = decide(SNAP, AdvisorState({"r": "r0", "p": "p0"}, Classifier()),
+                 EngineConfig(precedence=("p", "r")), registry=reg)
+    # r runs after p but reads p's state of the previous cycle, and this cycle's predictions
+    assert seen == [("p0", {}), ("r0", {"classifier": Predictions(60.0), "p": "p0"})]
+    assert res.states == {"r": "next-r0", "p": "next-p0"}
+    assert res.predictions == Predictions(60.0)
 
 
 def test_advice_from_different_policies_on_one_target_all_stands() -> None:
@@ -102,35 +116,35 @@ def test_advice_from_different_policies_on_one_target_all_stands() -> None:
     assert kept[2].explanation.conflicts[0]["policy"] == "b"
 
 
-def test_a_failing_policy_is_reported_and_skipped() -> None:
+def test_a_failing_policy_is_reported_and_keeps_its_state() -> None:
     reg = {"a": fake("a", boom), "b": emits("b", ("x", 1))}
-    res = decide(SNAP, {"a": "old", "b": 4}, EngineConfig(precedence=("a", "b")), registry=reg)
+    res = decide(SNAP, states(a=3, b=4), EngineConfig(precedence=("a", "b")), registry=reg)
     assert [(e.policy, e.error, e.message) for e in res.errors] == [("a", "RuntimeError", "kaput")]
     assert [r.policy for r in res.recommendations] == ["b"]
-    assert res.next_states == {"a": "old", "b": 5}
-    assert res.errors[0].to_dict() == {"policy": "a", "error": "RuntimeError", "message": "kaput"}
+    assert res.states == {"a": 3, "b": 5}
+    assert res.errors[0].to_json() == {"policy": "a", "error": "RuntimeError", "message": "kaput"}
 
 
 def test_bad_results_are_errors_too() -> None:
     reg = {
-        "a": fake("a", lambda s, st, p: [rec("a", "x", 1)]),
-        "b": fake("b", lambda s, st, p: PolicyResult(("nope",), None)),  # type: ignore[arg-type]
+        "a": fake("a", lambda s, st, p, r: [rec("a", "x", 1)]),
+        "b": fake("b", lambda s, st, p, r: PolicyResult(("nope",), None)),  # type: ignore[arg-type]
     }
-    res = decide(SNAP, {}, EngineConfig(precedence=("a", "b")), registry=reg)
+    res = decide(SNAP, AdvisorState(), EngineConfig(precedence=("a", "b")), registry=reg)
     assert [e.policy for e in res.errors] == ["a", "b"]
     assert res.recommendations == ()
 
 
 def test_conflicts_go_to_the_earlier_policy_and_are_explained() -> None:
     reg = {"a": emits("a", ("x", 1), ("y", 2)), "b": emits("b", ("x", 9), ("z", 3))}
-    res = decide(SNAP, {}, EngineConfig(precedence=("a", "b")), registry=reg)
+    res = decide(SNAP, AdvisorState(), EngineConfig(precedence=("a", "b")), registry=reg)
     got = {(r.target, r.policy, r.value) for r in res.recommendations}
     assert got == {("x", "a", 1), ("y", "a", 2), ("z", "b", 3)}
     x = next(r for r in res.recommendations if r.target == "x")
     assert x.explanation.conflicts == (
         {"policy": "b", "value": 9, "rule": "b.rule", "summary": "b wants 9"},
     )
-    flipped = decide(SNAP, {}, EngineConfig(precedence=("b", "a")), registry=reg)
+    flipped = decide(SNAP, AdvisorState(), EngineConfig(precedence=("b", "a")), registry=reg)
     x2 = next(r for r in flipped.recommendations if r.target == "x")
     assert (x2.policy, x2.value) == ("b", 9)
     assert [r.target for r in flipped.recommendations] == ["x", "z", "y"]
@@ -138,18 +152,18 @@ def test_conflicts_go_to_the_earlier_policy_and_are_explained() -> None:
 
 def test_same_policy_duplicates_keep_the_first() -> None:
     reg = {"a": emits("a", ("x", 1), ("x", 2))}
-    res = decide(SNAP, {}, EngineConfig(), registry=reg)
+    res = decide(SNAP, AdvisorState(), EngineConfig(), registry=reg)
     (only,) = res.recommendations
     assert only.value == 1 and only.explanation.conflicts[0]["value"] == 2
 
 
 def test_disabled_policies_do_not_run_and_keep_their_state() -> None:
     reg = {"a": emits("a", ("x", 1)), "b": emits("b", ("y", 1))}
-    cfg = EngineConfig(policies={"a": PolicyConfig(enabled=False)}, precedence=("a", "b"))
-    res = decide(SNAP, {"a": 7}, cfg, registry=reg)
+    cfg = EngineConfig({"a": PolicySection(enabled=False)}, precedence=("a", "b"))
+    res = decide(SNAP, states(a=7), cfg, registry=reg)
     assert [r.policy for r in res.recommendations] == ["b"]
-    assert res.next_states == {"a": 7, "b": 1}
-    assert list(res.per_policy_timing) == ["b"]
+    assert res.states == {"a": 7, "b": 1}  # b started from its State() (0)
+    assert list(res.policy_seconds) == ["b"]
 
 
 def test_unnamed_policies_run_after_the_precedence_list_alphabetically() -> None:
@@ -158,51 +172,36 @@ def test_unnamed_policies_run_after_the_precedence_list_alphabetically() -> None
 
 
 def test_the_policy_name_is_stamped_by_the_engine() -> None:
-    reg = {"a": fake("a", lambda s, st, p: PolicyResult((rec("other", "x", 1),), None))}
-    (r,) = decide(SNAP, {}, EngineConfig(), registry=reg).recommendations
+    reg = {"a": fake("a", lambda s, st, p, r: PolicyResult((rec("other", "x", 1),), None))}
+    (r,) = decide(SNAP, AdvisorState(), EngineConfig(), registry=reg).recommendations
     assert r.policy == "a"
 
 
-def test_classifier_runs_first_and_transforms_the_states() -> None:
-    seen: list[object] = []
+def test_a_failing_classifier_is_reported_and_the_policies_run_without_it() -> None:
+    seen: list[dict[str, object]] = []
 
-    def watch(snap: Snapshot, state: Any, params: Any) -> PolicyResult:
-        seen.append(state)
+    def watch(snap: Snapshot, state: Any, params: Any, reads: Reads = NO_READS
+              ) -> PolicyResult[Any]:
+        seen.append(dict(reads))
         return PolicyResult((), state)
 
-    def classify(snap: Snapshot, states: Mapping[str, object]) -> Mapping[str, object]:
-        return {**states, "a": {"labels": {"task_1": "short"}}, "classifier": "model-v2"}
+    class Broken:
+        def predict(self, snap: Snapshot) -> Predictions:
+            raise ValueError("no model")
 
-    reg = {"a": fake("a", watch)}
-    res = decide(
-        SNAP,
-        {"classifier": "model-v1"},
-        EngineConfig(),
-        classifier=classify,
-        registry=reg,
-        timer=ticking(),
-    )
-    assert seen == [{"labels": {"task_1": "short"}}]
-    assert res.next_states["classifier"] == "model-v2"
-    assert list(res.per_policy_timing) == ["classifier", "a"]
-
-    def broken(snap: Snapshot, states: Mapping[str, object]) -> Mapping[str, object]:
-        raise ValueError("no model")
-
-    res2 = decide(SNAP, {"a": 1}, EngineConfig(), classifier=broken, registry=reg)
-    assert [e.policy for e in res2.errors] == ["classifier"]
-    assert seen[-1] == 1 and res2.next_states == {"a": 1}
+    reg = {"a": fake("a", watch, reads=("classifier",))}
+    res = decide(SNAP, AdvisorState({"a": 1}, Broken()), EngineConfig(), registry=reg,
+                 timer=ticking())
+    assert [e.policy for e in res.errors] == ["classifier"]
+    assert seen == [{}] and res.states == {"a": 1} and res.predictions is None
+    assert list(res.policy_seconds) == ["classifier", "a"]
 
 
-def test_dry_run_override() -> None:
-    cfg = EngineConfig(policies={"haste": PolicyConfig(dry_run=False)})
-    assert cfg.dry_run("haste", True) is False
-    assert cfg.dry_run("matchmaking", True) is True
-
-
-def test_decide_is_deterministic() -> None:
-    a = decide(SNAP, {}, EngineConfig())
-    b = decide(SNAP, {}, EngineConfig())
+def test_decide_is_deterministic_and_does_not_change_its_inputs() -> None:
+    state = AdvisorState()
+    a = decide(SNAP, state, EngineConfig())
+    b = decide(SNAP, state, EngineConfig())
+    assert state == AdvisorState()
     assert [r.to_dict() for r in a.recommendations] == [r.to_dict() for r in b.recommendations]
 
 
@@ -211,18 +210,19 @@ def test_gc_is_paused_during_the_step_and_restored() -> None:
 
     seen: list[bool] = []
 
-    def look(snap: Snapshot, state: Any, params: Any) -> PolicyResult:
+    def look(snap: Snapshot, state: Any, params: Any, reads: Reads = NO_READS
+             ) -> PolicyResult[Any]:
         seen.append(gc.isenabled())
         return PolicyResult((), None)
 
     reg = {"a": fake("a", look)}
     assert gc.isenabled()
-    decide(SNAP, {}, EngineConfig(), registry=reg)
-    decide(SNAP, {}, EngineConfig(), registry=reg, pause_gc=False)
+    decide(SNAP, AdvisorState(), EngineConfig(), registry=reg)
+    decide(SNAP, AdvisorState(), EngineConfig(), registry=reg, pause_gc=False)
     assert seen == [False, True] and gc.isenabled()
     gc.disable()
     try:
-        decide(SNAP, {}, EngineConfig(), registry=reg)
+        decide(SNAP, AdvisorState(), EngineConfig(), registry=reg)
         assert not gc.isenabled()
     finally:
         gc.enable()

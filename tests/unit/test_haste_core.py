@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
-from yarn_advisor.advisor.policies import haste_core as hc
+
+from yarn_advisor.advisor.policies.haste import core as hc
 
 GB = hc.Weights(memory=1.0, vcores=1.0, memory_unit_mb=1)  # the paper's units: GB and cores
 TYPE_I, TYPE_II = (1, 3), (3, 1)

@@ -9,13 +9,16 @@ import pytest
 from _snapshots import J, app, container, job, node, queue, rr, snapshot, task
 from hypothesis import given, settings
 from hypothesis import strategies as st
+
 from yarn_advisor.advisor.policies import haste
-from yarn_advisor.advisor.policies import haste_core as hc
-from yarn_advisor.advisor.policies.haste_inputs import IterationRule, build_inputs
-from yarn_advisor.advisor.policies.haste_nodes import best_per_node, rank_on
+from yarn_advisor.advisor.policies.haste import core as hc
+from yarn_advisor.advisor.policies.haste.inputs import IterationRule, build_inputs
+from yarn_advisor.advisor.policies.haste.nodes import best_per_node, rank_on
 from yarn_advisor.advisor.recommendation import Kind, Recommendation
 
 A1, A2, A3 = "application_1_0001", "application_1_0002", "application_1_0003"
+
+NEW = haste.State()
 
 
 def _by_kind(recs: tuple[Recommendation, ...], kind: Kind) -> dict[str, Recommendation]:
@@ -51,7 +54,7 @@ def _three_apps(rm_conf: dict[str, str] | None = None,
         queues=[queue("root.a")],
         jobs=(job(A1, 20, 5, 3, 2, 0, 1),),
     )
-    return haste.advise(snap, None, haste.Params(**J(params))).recommendations
+    return haste.advise(snap, NEW, haste.Params(**J(params))).recommendations
 
 
 def test_am_first_then_preference_rank_mapped_to_priorities() -> None:
@@ -85,7 +88,7 @@ def test_only_changes_are_recommended_and_single_app_queues_are_left_alone() -> 
             app("application_1_0004", [rr(20, 1024, 1, 5)], queue="b", state="FINISHED"),
         ],
     )
-    prio = _by_kind(haste.advise(snap, None, haste.Params()).recommendations, Kind.SET_APP_PRIORITY)
+    prio = _by_kind(haste.advise(snap, NEW, haste.Params()).recommendations, Kind.SET_APP_PRIORITY)
     # two score levels spread over 0..10: rank 1 -> 10, rank 2 -> 10 - 11 // 2 = 5
     assert {t: (r.previous, r.value) for t, r in prio.items()} == {A2: (3, 10), A1: (9, 5)}
     settled = snapshot(
@@ -95,7 +98,7 @@ def test_only_changes_are_recommended_and_single_app_queues_are_left_alone() -> 
             app(A2, [rr(20, 4096, 4, 5)], queue="a", priority=10),
         ],
     )
-    again = haste.advise(settled, None, haste.Params()).recommendations
+    again = haste.advise(settled, NEW, haste.Params()).recommendations
     assert not _by_kind(again, Kind.SET_APP_PRIORITY)
 
 
@@ -105,7 +108,7 @@ def test_more_levels_than_priorities_are_bucketed_within_bounds() -> None:
         for i in range(15)
     ]
     snap = snapshot(nodes=[node("n1:1", total=(65536, 64), used=(1024, 1))], apps=apps)
-    recs = haste.advise(snap, None, haste.Params(max_priority=3)).recommendations
+    recs = haste.advise(snap, NEW, haste.Params(max_priority=3)).recommendations
     prio = _by_kind(recs, Kind.SET_APP_PRIORITY)
     ranked = sorted(prio.values(), key=lambda r: J(r.explanation.scores)["rank"])
     values = [J(r.value) for r in ranked]
@@ -141,7 +144,8 @@ def test_node_advice_without_am_uses_rta_and_respects_fit_and_labels() -> None:
             app(A3, [rr(20, 2048, 1, 2, label="gpu")], allocated=(1024, 1)),
         ],
     )
-    adv = _by_kind(haste.advise(snap, None, haste.Params()).recommendations, Kind.ADVISE_APP_CONFIG)
+    adv = _by_kind(haste.advise(snap, NEW, haste.Params()).recommendations,
+                   Kind.ADVISE_APP_CONFIG)
     assert set(adv) == {"small:1", "big:1", "gpu:1"}
     assert J(adv["small:1"].value)["serve_next"]["app"] == A1
     assert J(adv["gpu:1"].value)["serve_next"]["app"] == A3
@@ -159,7 +163,8 @@ def test_idle_nodes_get_an_ita_plan_and_the_pool_shrinks() -> None:
             app(A2, [rr(20, 3072, 1, 4)], allocated=(1024, 1)),  # type II, four tasks
         ],
     )
-    adv = _by_kind(haste.advise(snap, None, haste.Params()).recommendations, Kind.ADVISE_APP_CONFIG)
+    adv = _by_kind(haste.advise(snap, NEW, haste.Params()).recommendations,
+                   Kind.ADVISE_APP_CONFIG)
     first = adv["n1:1"]
     assert first.explanation.rule == "haste.ita.knapsack"
     assert isinstance(first.value, dict)
@@ -173,9 +178,9 @@ def test_idle_nodes_get_an_ita_plan_and_the_pool_shrinks() -> None:
 def test_max_node_advice_keeps_the_emptiest_nodes() -> None:
     nodes = [node(f"n{i}:1", used=(1024 * i, i), containers=1) for i in range(1, 6)]
     snap = snapshot(nodes=nodes, apps=[app(A1, [rr(20, 512, 1, 9)], allocated=(512, 1))])
-    recs = haste.advise(snap, None, haste.Params(max_node_advice=2)).recommendations
+    recs = haste.advise(snap, NEW, haste.Params(max_node_advice=2)).recommendations
     assert set(_by_kind(recs, Kind.ADVISE_APP_CONFIG)) == {"n1:1", "n2:1"}
-    none = haste.advise(snap, None, haste.Params(node_advice=False)).recommendations
+    none = haste.advise(snap, NEW, haste.Params(node_advice=False)).recommendations
     assert not _by_kind(none, Kind.ADVISE_APP_CONFIG)
 
 
@@ -222,7 +227,7 @@ def test_iteration_rules_and_accepted_apps_without_rows() -> None:
             app(A2, [], state="ACCEPTED", am=(2048, 1)),
         ]
     )
-    rules = (IterationRule(r"kmeans-iter-(?P<current>\d+)", 6),)
+    rules = (IterationRule(name_pattern=r"kmeans-iter-(?P<current>\d+)", total=6),)
     inp = build_inputs(snap, hc.Weights(), rules, 10.0)
     r1, r2 = inp.requests
     assert r1.iteration == hc.Iteration(6, 3, r"rule:kmeans-iter-(?P<current>\d+)")
@@ -236,7 +241,7 @@ def test_params_validation_lists_every_problem() -> None:
     msg = str(exc.value)
     assert "beta" in msg and "max_priority" in msg and "memory_unit_mb" in msg
     with pytest.raises(ValueError, match="name_pattern"):
-        IterationRule("(", 2)
+        IterationRule(name_pattern="(", total=2)
 
 
 # --- the vectorised node pass equals the per-node reference ------------------------------
@@ -309,7 +314,7 @@ def test_no_priorities_where_the_lever_does_not_exist() -> None:
     fifo_queue = snapshot(nodes=nodes, apps=apps, queues=[queue("root.a", ordering="fifo")])
     fair_scheduler = snapshot(nodes=nodes, apps=apps, scheduler_type="fairScheduler")
     for snap, expected in ((fair_queue, 0), (fifo_queue, 2), (fair_scheduler, 0)):
-        recs = haste.advise(snap, None, haste.Params()).recommendations
+        recs = haste.advise(snap, NEW, haste.Params()).recommendations
         assert len(_by_kind(recs, Kind.SET_APP_PRIORITY)) == expected
         assert len(_by_kind(recs, Kind.ADVISE_APP_CONFIG)) == 1  # node advice still published
 

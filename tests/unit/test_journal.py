@@ -8,7 +8,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from yarn_advisor.advisor.journal import Journal, journaled_write
+
+from yarn_advisor.advisor.journal import Entry, Journal, Phase, journaled_write
+from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.connectors.errors import AuthError, StandbyError, TimeoutError_
 from yarn_advisor.connectors.rm_write import WriteOutcome
 
@@ -42,9 +44,14 @@ class OneValue:
         return WriteOutcome(kind, target, previous, "applied", {"status": 200}, self.value)
 
 
-def base(value: Any = 7) -> dict[str, Any]:
-    return {"id": "a1", "kind": "set_app_priority", "target": "application_1_0001",
-            "policy": "haste", "value": value}
+def base(value: Any = 7, aid: str = "a1") -> Entry:
+    return Entry(id=aid, phase=Phase.DRY_RUN, kind=Kind.SET_APP_PRIORITY,
+                 target="application_1_0001", policy="haste", value=value)
+
+
+def entry(aid: str, phase: Phase = Phase.INTENT, ts: float = 0.0) -> Entry:
+    return Entry(id=aid, phase=phase, kind=Kind.SET_APP_PRIORITY, target="app", policy="p",
+                 ts=ts)
 
 
 def test_append_adds_time_and_fsyncs_each_line(tmp_path: Path,
@@ -58,8 +65,8 @@ def test_append_adds_time_and_fsyncs_each_line(tmp_path: Path,
 
     monkeypatch.setattr(os, "fsync", fsync)
     j = Journal(tmp_path / "sub" / "journal.jsonl")
-    j.append({"phase": "dry_run", "id": "x"})
-    j.append({"phase": "dry_run", "id": "y", "ts": 1_700_000_000.5})
+    j.append(entry("x", Phase.DRY_RUN))
+    j.append(entry("y", Phase.DRY_RUN, ts=1_700_000_000.5))
     assert len(synced) >= 2  # every line (plus the new directory entry once)
     lines = (tmp_path / "sub" / "journal.jsonl").read_text().splitlines()
     recs = [json.loads(x) for x in lines]
@@ -71,19 +78,35 @@ def test_append_adds_time_and_fsyncs_each_line(tmp_path: Path,
 def test_torn_and_unterminated_lines(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     j = Journal(path)
-    j.append({"id": "a", "phase": "intent"})
+    j.append(entry("a"))
     with open(path, "ab") as fh:
         fh.write(b'{"id": "torn", "pha\n')   # a crash mid-line, then the daemon went on
-    j.append({"id": "b", "phase": "intent"})
+    j.append(entry("b"))
+    c = json.dumps(entry("c", ts=5.0).to_json()).encode()
     with open(path, "ab") as fh:
-        fh.write(b'{"id": "c", "phase"')      # being written right now
+        fh.write(c[:10])                      # being written right now
     recs, offset = j.read()
-    assert [r["id"] for r in recs] == ["a", "b"]
-    assert j.torn_lines == 1
+    assert [r.id for r in recs] == ["a", "b"]
+    assert j.unreadable == 1
     with open(path, "ab") as fh:
-        fh.write(b': "intent"}\n')
+        fh.write(c[10:] + b"\n")
     more, _ = j.read(offset)
-    assert [r["id"] for r in more] == ["c"]
+    assert [r.id for r in more] == ["c"]
+
+
+def test_a_torn_last_line_cannot_swallow_the_next_record(tmp_path: Path) -> None:
+    """A crash mid-write leaves an unterminated last line; the next append ends it
+    first, so the new record is intact and the torn one is reported, not merged."""
+    path = tmp_path / "j.jsonl"
+    j = Journal(path)
+    j.append(entry("a"))
+    with open(path, "ab") as fh:
+        fh.write(b'{"id": "torn", "phase": "int')  # kill -9 mid-line
+    j.append(entry("b"))
+    fresh = Journal(path)
+    assert [e.id for e in fresh.entries()] == ["a", "b"]
+    assert fresh.unreadable == 1
+    assert [a.id for a in fresh.actions()] == ["a", "b"]
 
 
 def test_intent_is_on_disk_before_the_write_and_result_after(tmp_path: Path) -> None:
@@ -97,18 +120,17 @@ def test_intent_is_on_disk_before_the_write_and_result_after(tmp_path: Path) -> 
 
         def before(prev: Any) -> None:
             inner(prev)
-            seen_at_send.append([r["phase"] for r in j.records()])
+            seen_at_send.append([e.phase.value for e in j.entries()])
         return real_apply(args[0], args[1], args[2], before)
 
     w.apply = apply  # type: ignore[method-assign]
-    outcome, result = journaled_write(w, j, base())
-    assert outcome == "applied"
+    result = journaled_write(w, j, base())
+    assert result.outcome == "applied"
     assert seen_at_send == [["intent"]]
-    intent, res = j.records()
-    assert (intent["phase"], intent["previous"], intent["value"]) == ("intent", 0, 7)
-    assert (res["phase"], res["outcome"], res["sent"], res["observed"]) == ("result", "applied",
-                                                                           True, 7)
-    assert res["answer"] == {"status": 200} and result == res
+    intent, res = j.entries()
+    assert (intent.phase, intent.previous, intent.value) == (Phase.INTENT, 0, 7)
+    assert (res.phase, res.outcome, res.sent, res.observed) == (Phase.RESULT, "applied", True, 7)
+    assert res.answer == {"status": 200} and result == res
     (action,) = j.actions()
     assert (action.id, action.previous, action.value, action.sent, action.outcome) == (
         "a1", 0, 7, True, "applied")
@@ -117,23 +139,23 @@ def test_intent_is_on_disk_before_the_write_and_result_after(tmp_path: Path) -> 
 def test_noop_sends_nothing_and_writes_no_intent(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.jsonl")
     w = OneValue(7)
-    assert journaled_write(w, j, base())[0] == "noop"
+    assert journaled_write(w, j, base()).outcome == "noop"
     assert w.sends == 0
-    assert [r["phase"] for r in j.records()] == ["result"]
+    assert [e.phase for e in j.entries()] == [Phase.RESULT]
     assert j.actions()[0].sent is False
 
 
 def test_lost_answer_is_read_back_never_resent(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.jsonl")
     applied = OneValue(0, TimeoutError_("PUT ...: timed out"))
-    assert journaled_write(applied, j, base())[0] == "applied"
+    assert journaled_write(applied, j, base()).outcome == "applied"
     lost = OneValue(0, TimeoutError_("PUT ...: timed out"), applies=False)
-    assert journaled_write(lost, j, {**base(), "id": "a2"})[0] == "unknown"
+    assert journaled_write(lost, j, base(aid="a2")).outcome == "unknown"
     assert applied.sends == lost.sends == 1
-    results = [r for r in j.records() if r["phase"] == "result"]
-    assert [(r["outcome"], r["observed"], r["sent"]) for r in results] == [
+    results = [e for e in j.entries() if e.phase is Phase.RESULT]
+    assert [(r.outcome, r.observed, r.sent) for r in results] == [
         ("applied", 7, True), ("unknown", 0, True)]
-    assert all("timed out" in r["error"] for r in results)
+    assert all("timed out" in (r.error or "") for r in results)
 
 
 @pytest.mark.parametrize(("exc", "outcome"), [
@@ -145,11 +167,11 @@ def test_refusals_are_journaled_with_the_error(tmp_path: Path, exc: Exception,
                                                outcome: str) -> None:
     j = Journal(tmp_path / "j.jsonl")
     w = OneValue(0, exc, applies=False)
-    assert journaled_write(w, j, base())[0] == outcome
-    intent, res = j.records()
-    assert intent["previous"] == 0
-    assert res["outcome"] == outcome and res["sent"] is True
-    assert type(exc).__name__ in res["error"]
+    assert journaled_write(w, j, base()).outcome == outcome
+    intent, res = j.entries()
+    assert intent.previous == 0
+    assert res.outcome == outcome and res.sent is True
+    assert type(exc).__name__ in (res.error or "")
 
 
 def test_a_veto_journals_and_sends_nothing(tmp_path: Path) -> None:
@@ -161,4 +183,23 @@ def test_a_veto_journals_and_sends_nothing(tmp_path: Path) -> None:
 
     with pytest.raises(LookupError):
         journaled_write(w, j, base(), veto)
-    assert w.sends == 0 and list(j.records()) == []
+    assert w.sends == 0 and j.entries() == []
+
+
+def test_the_journal_rotates_by_size_and_still_reads_whole(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "journal.jsonl", max_bytes=2000, keep=2)
+    for i in range(60):
+        j.append(entry(f"e{i:02d}", ts=float(i + 1)))
+    live = tmp_path / "journal.jsonl"
+    assert (tmp_path / "journal.jsonl.1").exists() and (tmp_path / "journal.jsonl.2").exists()
+    assert not (tmp_path / "journal.jsonl.3").exists()  # only `keep` rotated files
+    assert live.stat().st_size < 2000 + 300
+    ids = [e.id for e in j.entries()]
+    assert ids == sorted(ids) and ids[-1] == "e59"  # oldest first, across segments
+    assert len(ids) < 60  # the oldest segment was dropped
+    # a reader that followed the live file by offset starts over after a rotation
+    _, offset = j.read()
+    for i in range(60, 80):
+        j.append(entry(f"e{i:02d}", ts=float(i + 1)))
+    more, _ = j.read(offset)
+    assert more and more[-1].id == "e79"

@@ -1,16 +1,11 @@
-"""matchmaking_core: locality markers, Eq 1 and the scripted-heartbeat simulator."""
+"""matchmaking.core (locality markers, Eq 1) and the scripted-heartbeat oracle of the tests."""
 
 from __future__ import annotations
 
 import pytest
-from yarn_advisor.advisor.policies.matchmaking_core import (
-    Heartbeat,
-    SimJob,
-    compare_with_delay,
-    locality_rate,
-    simulate,
-    step_markers,
-)
+from _matchmaking_sim import Heartbeat, SimJob, compare_with_delay, simulate
+
+from yarn_advisor.advisor.policies.matchmaking.core import locality_rate, step_markers
 
 
 def test_eq1_locality_rate() -> None:

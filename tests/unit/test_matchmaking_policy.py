@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 from _snapshots import J, app, bean, job, node, queue, rr, snapshot
+
 from yarn_advisor.advisor.model import MRJob, Snapshot
 from yarn_advisor.advisor.policies import matchmaking as mm
 from yarn_advisor.advisor.recommendation import Kind
@@ -23,7 +24,7 @@ def _cluster(n: int, apps: tuple[object, ...] = (), **extra: Any) -> Snapshot:
 
 
 def test_recommends_one_local_chance_per_node_per_round() -> None:
-    res = mm.advise(_cluster(40), None, mm.Params())
+    res = mm.advise(_cluster(40), mm.State(), mm.Params())
     (rec,) = res.recommendations
     assert (rec.kind, rec.target, rec.value, rec.previous) == (
         Kind.UPDATE_SCHEDULER_CONF,
@@ -37,19 +38,19 @@ def test_recommends_one_local_chance_per_node_per_round() -> None:
     assert e.scores["computed_delay"] == 40 and e.thresholds["rounds"] == 1
     assert "one local chance per heartbeat round" in e.summary
     json.dumps(rec.to_dict())
-    two = mm.advise(_cluster(40), None, mm.Params(rounds=2, max_delay=50)).recommendations
+    two = mm.advise(_cluster(40), mm.State(), mm.Params(rounds=2, max_delay=50)).recommendations
     assert two[0].value == {KEY: 50}
 
 
 def test_no_recommendation_when_the_rm_already_has_the_value() -> None:
-    res = mm.advise(_cluster(40), None, mm.Params(current_node_locality_delay=40))
+    res = mm.advise(_cluster(40), mm.State(), mm.Params(current_node_locality_delay=40))
     assert res.recommendations == ()
-    moved = mm.advise(_cluster(40), None, mm.Params(current_node_locality_delay=10))
+    moved = mm.advise(_cluster(40), mm.State(), mm.Params(current_node_locality_delay=10))
     assert moved.recommendations[0].previous == {KEY: 10}
 
 
 def test_hysteresis_keeps_the_held_value() -> None:
-    st = mm.advise(_cluster(100), None, mm.Params()).next_state
+    st = mm.advise(_cluster(100), mm.State(), mm.Params()).next_state
     assert isinstance(st, mm.State) and st.held_delay == 100
     near = mm.advise(_cluster(105), st, mm.Params())
     assert near.recommendations[0].value == {KEY: 100}
@@ -62,7 +63,7 @@ def test_markers_follow_cycles_and_reset_on_new_apps() -> None:
     # node h0 has node-local pending work, h1 has none
     a = app(A1, [rr(20, 1024, 1, 3), rr(20, 1024, 1, 1, name="h0")])
     snap = _cluster(2, apps=(a,))
-    r1 = mm.advise(snap, None, mm.Params())
+    r1 = mm.advise(snap, mm.State(), mm.Params())
     st1 = r1.next_state
     assert isinstance(st1, mm.State)
     assert st1.markers == {"h0:45454": 1, "h1:45454": 0}
@@ -83,7 +84,7 @@ def test_markers_follow_cycles_and_reset_on_new_apps() -> None:
 
 def test_cluster_locality_from_queue_metrics_and_last_cycle() -> None:
     beans = (bean("root", 30, 10, 60), bean("root.a", 30, 10, 60))
-    r1 = mm.advise(_cluster(4, queue_metrics=beans), None, mm.Params())
+    r1 = mm.advise(_cluster(4, queue_metrics=beans), mm.State(), mm.Params())
     loc = r1.recommendations[0].explanation.inputs["cluster_locality"]
     assert isinstance(loc, dict)
     assert (loc["rate"], loc["rack_local_rate"], loc["source"]) == (0.3, 0.1, "rm-queue-metrics")
@@ -103,10 +104,11 @@ def test_leaf_beans_are_summed_without_a_root_bean() -> None:
         queues=(queue("root.a"), queue("root.b"), queue("root.p", leaf=False)),
     )
     loc = (
-        mm.advise(snap, None, mm.Params()).recommendations[0].explanation.inputs["cluster_locality"]
+        mm.advise(snap, mm.State(), mm.Params()).recommendations[0]
+        .explanation.inputs["cluster_locality"]
     )
     assert isinstance(loc, dict) and (loc["node_local"], loc["rate"]) == (4, 0.5)
-    none = mm.advise(_cluster(2), None, mm.Params()).recommendations[0]
+    none = mm.advise(_cluster(2), mm.State(), mm.Params()).recommendations[0]
     assert none.explanation.inputs["cluster_locality"] == {
         "source": "none (no QueueMetrics beans)",
         "rate": None,
@@ -138,7 +140,7 @@ def test_per_app_rates_from_counters_else_the_queue() -> None:
         queue_metrics=(bean("root.a", 1, 0, 0), bean("root.b", 9, 0, 1)),
     )
     rows = (
-        mm.advise(snap, None, mm.Params())
+        mm.advise(snap, mm.State(), mm.Params())
         .recommendations[0]
         .explanation.inputs["apps_lowest_locality"]
     )
@@ -157,9 +159,9 @@ def test_params_validation() -> None:
 
 def test_live_scheduler_conf_is_the_previous_value_and_suppresses_no_ops() -> None:
     live = {KEY: "40"}
-    same = mm.advise(_cluster(40, scheduler_conf=live), None, mm.Params())
+    same = mm.advise(_cluster(40, scheduler_conf=live), mm.State(), mm.Params())
     assert same.recommendations == ()
-    differs = mm.advise(_cluster(12, scheduler_conf=live), None, mm.Params())
+    differs = mm.advise(_cluster(12, scheduler_conf=live), mm.State(), mm.Params())
     (rec,) = differs.recommendations
     assert rec.value == {KEY: 12} and rec.previous == {KEY: 40}
     assert "was 40" in rec.explanation.summary

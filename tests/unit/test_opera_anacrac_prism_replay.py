@@ -5,16 +5,19 @@ a classifier hook and rules they explain real recommendations."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 import pytest
-from yarn_advisor.advisor.cli import replay_advisor, replay_cycles
-from yarn_advisor.advisor.engine import EngineConfig, EngineResult, config_from_dict, decide
+
+from yarn_advisor.advisor.classify import TaskClassifier
+from yarn_advisor.advisor.engine import AdvisorState, Decision, EngineConfig, Predictor, decide
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.recommendation import Kind
-from yarn_advisor.config.schema import load
+from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
+from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.classifiers.live import GroupPrediction, Predictions
+from yarn_advisor.classifiers.naive_bayes import Prediction
 from yarn_advisor.connectors.replay import open_recording
 
 MINE = ("opera", "anacrac", "prism")
@@ -27,32 +30,37 @@ def snaps(recording_dir: Path) -> list[Snapshot]:
     return [s for s in out if s is not None]
 
 
-def all_short(snap: Snapshot, states: Mapping[str, object]) -> Mapping[str, object]:
-    """A stand-in classifier hook: every pending request group is short."""
-    out = dict(states)
-    st = dict(states.get("opera") or {})  # type: ignore[call-overload]
-    st["predictions"] = {
-        f"{a.id}:{r.priority}": {"label": "short", "confidence": 0.9}
-        for a in snap.apps for r in a.resource_requests if r.resource_name == "*"
-    }
-    out["opera"] = st
-    return out
+class AllShort:
+    """A stand-in classifier: every pending request group is short."""
+
+    def predict(self, snap: Snapshot) -> Predictions:
+        return Predictions(60.0, {
+            (a.id, r.priority): GroupPrediction(a.id, r.priority, "MAP", 1024, 1,
+                                                Prediction(True, 0.9, "stand-in"))
+            for a in snap.apps for r in a.resource_requests if r.resource_name == "*"})
 
 
-def run(snaps: list[Snapshot], cfg: EngineConfig, hook: Any = None) -> list[EngineResult]:
-    states: Mapping[str, object] = {}
+def run(snaps: list[Snapshot], cfg: EngineConfig, classifier: Predictor | None = None,
+        learn: TaskClassifier | None = None) -> list[Decision]:
+    state = AdvisorState(classifier=classifier)
     out = []
     for s in snaps:
-        r = decide(s, states, cfg, classifier=hook)
+        r = decide(s, state, cfg)
         assert r.errors == (), r.errors
         for name in MINE:
-            json.dumps(r.next_states[name])  # plain JSON state
-        states = r.next_states
+            json.dumps(r.states[name].to_json())  # type: ignore[attr-defined]
+        if learn is not None:
+            learn.learn(s, r.predictions)
+        state = AdvisorState(r.states, classifier)
         out.append(r)
     return out
 
 
-def mine(results: list[EngineResult], policy: str, kind: Kind) -> list[Any]:
+def state_json(r: Decision, policy: str) -> Any:
+    return r.states[policy].to_json()  # type: ignore[attr-defined]
+
+
+def mine(results: list[Decision], policy: str, kind: Kind) -> list[Any]:
     return [rec for r in results for rec in r.recommendations
             if rec.policy == policy and rec.kind is kind]
 
@@ -67,13 +75,12 @@ def test_default_config_runs_everything_and_opera_lends_nothing(snaps: list[Snap
     results = run(snaps, EngineConfig())
     # no classifier: every task is long, so OPERA lends nothing
     assert not [rec for r in results for rec in r.recommendations if rec.policy == "opera"]
-    assert all("opera" in r.per_policy_timing for r in results)
-    prism_states = [r.next_states["prism"] for r in results]
-    assert any(st["idle_headroom"] for st in prism_states)  # type: ignore[index]
+    assert all("opera" in r.policy_seconds for r in results)
+    assert any(state_json(r, "prism")["idle_headroom"] for r in results)
 
 
 def test_opera_lends_to_short_tasks_on_real_data(snaps: list[Snapshot]) -> None:
-    recs = mine(run(snaps, EngineConfig(), all_short), "opera", Kind.UPDATE_NODE_RESOURCE)
+    recs = mine(run(snaps, EngineConfig(), AllShort()), "opera", Kind.UPDATE_NODE_RESOURCE)
     assert recs
     for rec in recs:
         assert rec.value["memory_mb"] >= rec.previous["memory_mb"]
@@ -84,7 +91,7 @@ def test_opera_lends_to_short_tasks_on_real_data(snaps: list[Snapshot]) -> None:
 
 def test_anacrac_rules_on_real_data(snaps: list[Snapshot]) -> None:
     hosts = sorted({n.host for n in snaps[0].nodes})
-    cfg = config_from_dict({"anacrac": {"params": {
+    cfg = EngineConfig.from_policies({"anacrac": {"params": {
         "wait_threshold_s": 5,
         "rules": [
             {"name": "etl", "queue": "root.etl", "hosts": hosts[:1], "tasks_maximum": 1,
@@ -98,7 +105,7 @@ def test_anacrac_rules_on_real_data(snaps: list[Snapshot]) -> None:
     violations = mine(results, "anacrac", Kind.ADVISE_APP_CONFIG)
     assert {v.value["rule"] for v in violations} >= {"shell"}
     assert mine(results, "anacrac", Kind.ADVISE_CONTAINER_SIZE)
-    waits = [r.next_states["anacrac"]["waits"] for r in results]  # type: ignore[index]
+    waits = [state_json(r, "anacrac")["waits"] for r in results]
     assert any(w for w in waits)
 
 
@@ -110,22 +117,14 @@ def test_prism_explains_slowstart_on_real_data(snaps: list[Snapshot]) -> None:
         (key, value), = rec.value.items()
         assert key == "mapreduce.job.reduce.slowstart.completedmaps" and 0.0 <= value <= 1.0
         assert rec.explanation.rule.startswith("prism.slowstart.")
-    profiles = results[-1].next_states["prism"]["profiles"]  # type: ignore[index]
+    profiles = state_json(results[-1], "prism")["profiles"]
     assert any(k.startswith("*|MAP|") for k in profiles["keys"])
 
 
-def test_the_real_classifier_hook_feeds_opera(snaps: list[Snapshot]) -> None:
-    from yarn_advisor.advisor.classify import ClassifierHook
-
-    hook = ClassifierHook.load(None)
-
-    def wired(snap: Snapshot, states: Mapping[str, object]) -> Mapping[str, object]:
-        out = dict(hook(snap, states))
-        opera_state = out.get("opera")
-        base = dict(opera_state) if isinstance(opera_state, dict) else {}
-        out["opera"] = {**base, "classifier": out["classifier"]}
-        return out
-
-    results = run(snaps, EngineConfig(), wired)
+def test_the_real_classifier_feeds_opera(snaps: list[Snapshot]) -> None:
+    classifier = TaskClassifier.load(None)
+    results = run(snaps, EngineConfig(), classifier, learn=classifier)
+    assert all(r.predictions is not None for r in results)
+    assert classifier.live.model.class_counts != [0, 0]  # it learned along the way
     for rec in mine(results, "opera", Kind.UPDATE_NODE_RESOURCE):
         assert all(t["prediction"] == "short" for t in rec.explanation.inputs["lent_to"])

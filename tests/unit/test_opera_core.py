@@ -4,10 +4,12 @@ scripted usage sequence per policy), Alg 2, Alg 3 and Alg 4 branch by branch."""
 from __future__ import annotations
 
 import pytest
+from _opera_oracle import node_update_multi
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from yarn_advisor.advisor.policies import opera_core as oc
-from yarn_advisor.advisor.policies.opera_bulk import fit_count, node_update_multi_bulk
+
+from yarn_advisor.advisor.policies.opera import core as oc
+from yarn_advisor.advisor.policies.opera.bulk import fit_count, node_update_multi_bulk
 
 FLOOR = oc.Block((1024.0, 1.0), 60_000.0, None)
 CAP = (8192.0, 8.0)
@@ -225,7 +227,7 @@ def test_multi_chance_assigns_reserved_tasks_in_fifo_order() -> None:
     res = [oc.Reserved(LONG, 1), oc.Reserved(SHORT, 2)]
     s = oc.Slot((512.0, 4.0), (4096.0, 4.0))
     nxt, taken = feeder()
-    assert oc.node_update_multi(s, res, nxt, (256.0, 0.5), 3, 3) == "queue_empty"
+    assert node_update_multi(s, res, nxt, (256.0, 0.5), 3, 3) == "queue_empty"
     assert [(r.task, r.skip) for r in res] == [(LONG, 2)]  # LONG skipped, SHORT assigned
     assert s.assigned == [(SHORT, "opportunistic")] and not taken
 
@@ -234,7 +236,7 @@ def test_multi_chance_returns_when_a_reserved_task_was_skipped_too_often() -> No
     res = [oc.Reserved(LONG, 3), oc.Reserved(SHORT, 0)]
     s = oc.Slot((512.0, 4.0), (4096.0, 4.0))
     nxt, taken = feeder(SHORT)
-    assert oc.node_update_multi(s, res, nxt, (256.0, 0.5), 3, 3) == "skip_limit"
+    assert node_update_multi(s, res, nxt, (256.0, 0.5), 3, 3) == "skip_limit"
     assert res[0].skip == 4 and res[1].skip == 0 and not s.assigned and not taken
 
 
@@ -245,7 +247,7 @@ def test_multi_chance_skips_reserved_tasks_for_assignable_ones_until_eps_s() -> 
     nxt, taken = feeder(*shorts)
     # first the reserved LONG is tried (skip 2), then the loop assigns shorts and
     # bumps LONG's skip each time until maxSkip > eps_s = 3
-    assert oc.node_update_multi(s, res, nxt, (256.0, 0.5), 3, 3) == "queue_limit"
+    assert node_update_multi(s, res, nxt, (256.0, 0.5), 3, 3) == "queue_limit"
     assert res[0].skip == 4 and len(taken) == 2
 
 
@@ -254,7 +256,7 @@ def test_multi_chance_fills_the_reservation_queue_up_to_eps_r_plus_one() -> None
     nxt, taken = feeder(*longs)
     res: list[oc.Reserved] = []
     s = oc.Slot((512.0, 4.0), (4096.0, 4.0))
-    assert oc.node_update_multi(s, res, nxt, (256.0, 0.5), 2, 3) == "queue_limit"
+    assert node_update_multi(s, res, nxt, (256.0, 0.5), 2, 3) == "queue_limit"
     assert [(r.task.key, r.skip) for r in res] == [("l0", 1), ("l1", 1), ("l2", 1)]
     assert len(taken) == 3
 
@@ -262,7 +264,7 @@ def test_multi_chance_fills_the_reservation_queue_up_to_eps_r_plus_one() -> None
 def test_multi_chance_no_resources() -> None:
     nxt, taken = feeder(SHORT)
     res = [oc.Reserved(LONG, 0)]
-    assert oc.node_update_multi(oc.Slot((0.0, 0.0), (0.0, 0.0)), res, nxt, MIN, 3, 3) == \
+    assert node_update_multi(oc.Slot((0.0, 0.0), (0.0, 0.0)), res, nxt, MIN, 3, 3) == \
         "no_resources"
     assert res[0].skip == 0 and not taken
 
@@ -314,7 +316,7 @@ def test_bulk_multi_chance_equals_task_by_task(
     flat = [t for t, n in groups for _ in range(n)]
     nxt, taken = feeder(*flat)
     s1, r1 = oc.Slot(ga, oa), [oc.Reserved(t, k) for t, k in reserved]
-    b1 = oc.node_update_multi(s1, r1, nxt, (256.0, 0.0), eps_r, eps_s)
+    b1 = node_update_multi(s1, r1, nxt, (256.0, 0.0), eps_r, eps_s)
     pool = _Groups(groups)
     s2, r2 = oc.Slot(ga, oa), [oc.Reserved(t, k) for t, k in reserved]
     b2 = node_update_multi_bulk(s2, r2, pool, (256.0, 0.0), eps_r, eps_s)

@@ -4,16 +4,19 @@ contention, reservations across cycles, the state and the classifier's predictio
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
 from typing import Any
 
 import pytest
 from _snapshots import TS, J, app, ctr, node, rr, snapshot, with_util
-from yarn_advisor.advisor.engine import EngineConfig, config_from_dict, decide
+
+from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
 from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.policies import opera
-from yarn_advisor.advisor.policies.opera_inputs import prediction_of
+from yarn_advisor.advisor.policies import opera, prism
+from yarn_advisor.advisor.policies._base import Reads
+from yarn_advisor.advisor.policies.opera.inputs import memory_only, prediction_of
 from yarn_advisor.advisor.recommendation import Kind, Recommendation
+from yarn_advisor.classifiers.live import GroupPrediction, Predictions
+from yarn_advisor.classifiers.naive_bayes import Prediction
 
 A, B = "application_1_0001", "application_1_0002"
 N1 = "n1:1"
@@ -40,10 +43,23 @@ def _snap(pending: int = 3, extra: int = 0, taken_at: int = TS, **kw: Any) -> Sn
     return snapshot(nodes=[n], apps=apps, containers=cs, taken_at=taken_at)
 
 
-def _short(state: Mapping[str, Any] | None = None, **pred: object) -> dict[str, Any]:
-    out = dict(state or {})
-    out["predictions"] = pred or {f"{B}:20": "short"}
-    return out
+def _preds(*groups: tuple[str, int, bool, float | None]) -> Predictions:
+    """Predictions for (app, request priority, short?, p_short) groups."""
+    return Predictions(60.0, {(a, prio): GroupPrediction(a, prio, "MAP", 1024, 3,
+                                                          Prediction(short, p, "test"))
+                              for a, prio, short, p in groups})
+
+
+def _short(**more: object) -> Reads:
+    """What OPERA reads when the classifier calls B's maps short (and ``more``)."""
+    return {"classifier": _preds((B, 20, True, 0.95)), **more}
+
+
+NEW = opera.State()
+# the paper's in-RM semantics: Alg 4 reservations across cycles, Eq 4's OA = C - TU,
+# no overcommit cap or ramp (the defaults are the sidecar's: see the README)
+PAPER: dict[str, Any] = {"reservation": "multi_chance", "lend_up_to": 1.0,
+                         "max_overcommit": None, "ramp_step": None}
 
 
 def _kinds(recs: tuple[Recommendation, ...], kind: Kind) -> dict[str, Recommendation]:
@@ -51,7 +67,7 @@ def _kinds(recs: tuple[Recommendation, ...], kind: Kind) -> dict[str, Recommenda
 
 
 def test_everything_long_lends_nothing_but_reserves() -> None:
-    res = opera.advise(_snap(), None, opera.Params())
+    res = opera.advise(_snap(), NEW, opera.Params(**PAPER))
     assert res.recommendations == ()
     st = J(res.next_state)
     # multi-chance: the three long tasks fill the reservation queue (eps_r = 3)
@@ -61,7 +77,7 @@ def test_everything_long_lends_nothing_but_reserves() -> None:
 
 
 def test_short_tasks_get_the_idle_reserved_resources() -> None:
-    res = opera.advise(_snap(), _short(), opera.Params())
+    res = opera.advise(_snap(), NEW, opera.Params(**PAPER), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     # OA = C - TU - BR = (8192 - 2048 - 1024, 8 - 2 - 1) = (5120, 5): three 1 GiB/1 tasks fit
     assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 8 + 3}
@@ -80,27 +96,63 @@ def test_short_tasks_get_the_idle_reserved_resources() -> None:
 
 
 def test_strict_reservation_lends_one_task_per_heartbeat() -> None:
-    res = opera.advise(_snap(), _short(), opera.Params(reservation="strict"))
+    res = opera.advise(_snap(), NEW, opera.Params(**{**PAPER, "reservation": "strict"}), _short())
     assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
         "memory_mb": 9216, "vcores": 9}
-    res = opera.advise(_snap(), _short(), opera.Params(reservation="strict",
-                                                      node_updates_per_cycle=2))
+    res = opera.advise(_snap(), NEW, opera.Params(**{**PAPER, "reservation": "strict",
+                                                         "node_updates_per_cycle": 2}), _short())
     assert J(_kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value)["vcores"] == 10
 
 
 def test_neutral_and_aggressive_do_not_block_resources() -> None:
-    res = opera.advise(_snap(pending=6), _short(), opera.Params(relief_policy="NEUTRAL"))
+    res = opera.advise(_snap(pending=6), NEW, opera.Params(relief_policy="NEUTRAL", **PAPER),
+                       _short())
     # OA = (6144, 6) without BR: five tasks fit strictly below it
     assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
         "memory_mb": 8192 + 5120, "vcores": 13}
 
 
+def test_the_sidecar_defaults_lend_under_80_percent_and_ramp() -> None:
+    # no reservation: nothing long is held for n1; before any relief PRESERVE holds
+    # no BR back (lend_up_to is the margin): OA = 0.8 C - TU = (6553.6 - 2048,
+    # 6.4 - 2) = (4505.6, 4.4): four 1 GiB/1 tasks fit, but one cycle grows n1 by at
+    # most 0.25 C = (2048, 2)
+    res = opera.advise(_snap(pending=6), NEW, opera.Params(), _short())
+    rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 10}
+    assert J(res.next_state)["lent"] == {N1: {"memory_mb": 4096, "vcores": 4}}
+    assert J(res.next_state)["reservations"] == {}
+    # next cycle the RM placed two of them and measured use grew by 1 GiB: the node
+    # may grow again, never past max_overcommit x C
+    snap = _snap(pending=4, extra=2, pmem=3072, cpu=3.0, total=(10240, 10))
+    p = opera.Params(max_overcommit=1.3)
+    rec = _kinds(opera.advise(snap, res.next_state, p, _short()).recommendations,
+                 Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": int(8192 * 1.3), "vcores": 10}
+
+
+def test_without_reservations_long_tasks_do_not_block_the_short_ones() -> None:
+    # B's long reduces (priority 10) come first in the queue; under multi-chance they
+    # fill n1's reservation queue and nothing is lent; without reservations the short
+    # maps behind them still get OA
+    n, cs = _full_node()
+    apps = [app(A, allocated=(8192, 8), running=4),
+            app(B, [rr(10, 1024, 1, 5), rr(20, 1024, 1, 3)])]
+    snap = snapshot(nodes=[n], apps=apps, containers=cs)
+    reads = _short()
+    assert _kinds(opera.advise(snap, NEW, opera.Params(**PAPER), reads).recommendations,
+                  Kind.UPDATE_NODE_RESOURCE) == {}
+    rec = _kinds(opera.advise(snap, NEW, opera.Params(ramp_step=None), reads).recommendations,
+                 Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
+
+
 def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -> None:
-    first = opera.advise(_snap(), _short(), opera.Params())
+    first = opera.advise(_snap(), NEW, opera.Params(), _short())
     # the RM raised n1 and placed B's three tasks; now memory is contended
     raised = (11264, 11)
     snap = _snap(pending=0, extra=3, pmem=7900, cpu=3.0, total=raised, taken_at=TS + 30_000)
-    res = opera.advise(snap, _short(J(first.next_state)), opera.Params())
+    res = opera.advise(snap, first.next_state, opera.Params(), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192, "vcores": 8}
     assert rec.explanation.rule == "opera.relieve_contention"
@@ -109,7 +161,8 @@ def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -
     assert not _kinds(res.recommendations, Kind.SIGNAL_CONTAINER)  # kill-like is opt-in
     st = J(res.next_state)
     assert st["blocks"][N1] == {"br": [2048.0, 2.0], "bt_ms": 120_000.0, "last_relief": TS + 30_000}
-    res = opera.advise(snap, _short(J(first.next_state)), opera.Params(signal_containers=True))
+    res = opera.advise(snap, first.next_state, opera.Params(signal_containers=True),
+                       _short())
     sig = _kinds(res.recommendations, Kind.SIGNAL_CONTAINER)
     assert list(sig) == ["c_b2"]  # the most recently launched opportunistic container
     assert sig["c_b2"].value == "GRACEFUL_SHUTDOWN"
@@ -117,7 +170,7 @@ def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -
 
 
 def test_aggressive_keeps_opportunistic_tasks_under_cpu_contention() -> None:
-    first = opera.advise(_snap(), _short(), opera.Params(relief_policy="AGGRESSIVE"))
+    first = opera.advise(_snap(), NEW, opera.Params(relief_policy="AGGRESSIVE"), _short())
     snap = _snap(pending=0, extra=3, pmem=4000, cpu=10.9, total=(11264, 11))
     res = opera.advise(snap, first.next_state, opera.Params(relief_policy="AGGRESSIVE",
                                                             signal_containers=True))
@@ -126,9 +179,14 @@ def test_aggressive_keeps_opportunistic_tasks_under_cpu_contention() -> None:
 
 
 def test_headroom_goes_back_when_the_short_tasks_drained() -> None:
-    first = opera.advise(_snap(), _short(), opera.Params())
-    snap = _snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 60_000)
-    res = opera.advise(snap, first.next_state, opera.Params())
+    first = opera.advise(_snap(), NEW, opera.Params(), _short())
+    # within return_after_s (120 s) of the last loan the raise is held for the next wave
+    held = opera.advise(_snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 60_000),
+                        first.next_state, opera.Params())
+    assert held.recommendations == ()
+    assert J(held.next_state)["lent_at"] == {N1: TS}
+    snap = _snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 121_000)
+    res = opera.advise(snap, held.next_state, opera.Params())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192, "vcores": 8}
     assert rec.explanation.rule == "opera.return_headroom"
@@ -136,8 +194,8 @@ def test_headroom_goes_back_when_the_short_tasks_drained() -> None:
 
 
 def test_preserve_block_is_released_after_a_quiet_block_time() -> None:
-    st: dict[str, Any] = {"blocks": {N1: {"br": [2048.0, 2.0], "bt_ms": 120_000.0,
-                                          "last_relief": TS}}}
+    st = opera.State.from_json({"blocks": {N1: {"br": [2048.0, 2.0], "bt_ms": 120_000.0,
+                                                "last_relief": TS}}})
     res = opera.advise(_snap(pending=0, taken_at=TS + 60_000), st, opera.Params())
     assert J(res.next_state)["blocks"][N1]["br"] == [2048.0, 2.0]  # within BT
     res = opera.advise(_snap(pending=0, taken_at=TS + 120_001), st, opera.Params())
@@ -145,8 +203,8 @@ def test_preserve_block_is_released_after_a_quiet_block_time() -> None:
 
 
 def test_reservations_and_skip_counts_persist_across_cycles() -> None:
-    p = opera.Params(eps_r=1, eps_s=2)
-    st = opera.advise(_snap(), None, p).next_state
+    p = opera.Params(eps_r=1, eps_s=2, **PAPER)
+    st = opera.advise(_snap(), NEW, p).next_state
     assert J(st)["reservations"] == {N1: [[f"{B}:20", 1], [f"{B}:20", 1]]}
     st = opera.advise(_snap(), st, p).next_state
     assert J(st)["reservations"] == {N1: [[f"{B}:20", 2], [f"{B}:20", 2]]}
@@ -165,60 +223,68 @@ def test_memory_only_scheduler_ignores_vcores() -> None:
 
     n = replace(n, used=Resources(8192, 12))  # more vcores allocated than the node has
     snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 4, 2)])], containers=cs)
-    assert opera.memory_only(snap, opera.Params())
-    rec = _kinds(opera.advise(snap, _short(), opera.Params()).recommendations,
+    assert memory_only(snap, "auto")
+    rec = _kinds(opera.advise(snap, NEW, opera.Params(), _short()).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 8}
-    assert not opera.memory_only(snap, opera.Params(resource_calculator="dominant"))
+    assert not memory_only(snap, "dominant")
 
 
 def test_unmeasured_usage_uses_allocation_less_prism_headroom() -> None:
     cs = [ctr(f"c_a{i}", A, N1, (2048, 2)) for i in range(4)]
     n = node(N1, used=BASE, containers=4)  # no heartbeat utilization, no JMX usage
     snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 1, 2)])], containers=cs)
-    assert opera.advise(snap, _short(), opera.Params()).recommendations == ()  # OA <= 0
-    st = _short({"prism": {"idle_headroom": {N1: {"memory_mb": 6144, "vcores": 5}}}})
-    rec = _kinds(opera.advise(snap, st, opera.Params()).recommendations,
+    assert opera.advise(snap, NEW, opera.Params(), _short()).recommendations == ()  # OA <= 0
+    reads = _short(prism=prism.State(idle_headroom={N1: (6144.0, 5.0)}))
+    rec = _kinds(opera.advise(snap, NEW, opera.Params(), reads).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 10}
     assert J(rec.explanation.inputs)["usage"]["source"] == "allocation-prism_headroom"
 
 
 @pytest.mark.parametrize(
-    ("preds", "eligible"),
+    ("groups", "eligible", "label"),
     [
-        ({f"{B}:20": "short"}, True),
-        ({f"{B}/20": {"short": True, "p_short": 0.8, "reason": "nb"}}, True),
-        ({f"{B}/20": {"short": True, "p_short": 0.2}}, False),
-        ({f"{B}/20": {"short": False, "p_short": None}, B: "short"}, False),
-        ({B: "short"}, True),
-        ({f"{B}:20": {"label": "short", "confidence": 0.9}}, True),
-        ({f"{B}:20": {"class": "short", "p_short": 0.4}}, False),
-        ({f"{B}:20": {"short": True}}, True),
-        ({f"{B}:20": {"short": False}}, False),
-        ({f"{B}:20": "long"}, False),
-        ({f"{B}:20": 17}, False),
-        ({}, False),
+        (((B, 20, True, 0.95),), True, "short"),
+        (((B, 20, True, 0.8),), True, "short"),
+        (((B, 20, True, None),), True, "short"),
+        (((B, 20, True, 0.2),), False, "short@0.20<min"),
+        (((B, 20, False, 0.99),), False, "long"),
+        (((B, 10, True, 0.99),), False, "long"),  # another request of the app
+        (((A, 20, True, 0.99),), False, "long"),  # another app
+        ((), False, "long"),
     ],
 )
-def test_prediction_formats(preds: dict[str, object], eligible: bool) -> None:
-    assert prediction_of(preds, B, 20, 0.5)[0] is eligible
+def test_prediction_of_a_request_group(
+        groups: tuple[tuple[str, int, bool, float | None], ...], eligible: bool,
+        label: str) -> None:
+    assert prediction_of(_preds(*groups), B, 20, 0.5) == (eligible, label)
+    assert prediction_of(None, B, 20, 0.5) == (False, "long")
 
 
-def test_reads_the_classifier_hooks_payload() -> None:
-    st = {"classifier": {"threshold_s": 60.0, "groups": {
-        f"{B}/20": {"short": True, "p_short": 0.9, "reason": "nb", "stage": "map",
-                    "memory_mb": 1024, "pending": 3}}}}
-    rec = _kinds(opera.advise(_snap(), st, opera.Params()).recommendations,
-                 Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
+def test_without_the_classifier_nothing_is_lent() -> None:
+    assert _kinds(opera.advise(_snap(), NEW, opera.Params()).recommendations,
+                  Kind.UPDATE_NODE_RESOURCE) == {}
+    odd: Reads = {"classifier": {"not": "predictions"}, "prism": 3}
+    assert opera.advise(_snap(), NEW, opera.Params(), odd) == \
+        opera.advise(_snap(), NEW, opera.Params())
 
 
-def test_garbage_state_is_ignored() -> None:
+def test_garbage_state_reads_as_the_empty_state() -> None:
     bad: dict[str, Any] = {"bases": {N1: "x"}, "blocks": {N1: [1]}, "reservations": {N1: "y"},
-                           "predictions": "nope", "prism": 3}
-    res = opera.advise(_snap(), bad, opera.Params())
-    assert res.recommendations == ()
+                           "lent": 4, "stats": {"nodes": "x"}}
+    assert opera.State.from_json(bad) == NEW
+    assert opera.advise(_snap(), opera.State.from_json(bad), opera.Params(), _short()) == \
+        opera.advise(_snap(), NEW, opera.Params(), _short())
+
+
+def test_state_round_trips_through_json() -> None:
+    first = opera.advise(_snap(), NEW, opera.Params(), _short())
+    raised = (11264, 11)
+    snap = _snap(pending=0, extra=3, pmem=7900, cpu=3.0, total=raised, taken_at=TS + 30_000)
+    second = opera.advise(snap, first.next_state, opera.Params(), _short()).next_state
+    for st in (first.next_state, second):
+        assert opera.State.from_json(json.loads(json.dumps(st.to_json()))) == st
 
 
 def test_params_validation() -> None:
@@ -226,18 +292,30 @@ def test_params_validation() -> None:
         opera.Params(rho=1.5)
     with pytest.raises(ValueError, match="alpha"):
         opera.Params(alpha=1.0)
-    cfg = config_from_dict({"opera": {"params": {"relief_policy": "NEUTRAL", "eps_r": 2}}})
+    cfg = EngineConfig.from_policies({"opera": {"params": {"relief_policy": "NEUTRAL",
+                                                           "eps_r": 2}}})
     assert cfg.section("opera").params.relief_policy == "NEUTRAL"
 
 
-def test_engine_runs_opera_with_the_classifier_hook_predictions() -> None:
-    def hook(snap: Snapshot, states: Mapping[str, object]) -> Mapping[str, object]:
-        out = dict(states)
-        out["opera"] = _short(J(states.get("opera")))
-        return out
+def test_engine_hands_opera_the_predictions() -> None:
+    class Classifier:
+        def predict(self, snap: Snapshot) -> Predictions:
+            return _preds((B, 20, True, 0.95))
 
-    result = decide(_snap(), {}, EngineConfig(), classifier=hook)
+    result = decide(_snap(), AdvisorState(classifier=Classifier()), EngineConfig())
     assert not result.errors
+    assert result.predictions == _preds((B, 20, True, 0.95))
     assert any(r.policy == "opera" and r.kind is Kind.UPDATE_NODE_RESOURCE
                for r in result.recommendations)
-    assert "predictions" not in J(result.next_states["opera"])  # not carried over
+    without = decide(_snap(), AdvisorState(), EngineConfig())
+    assert not any(r.kind is Kind.UPDATE_NODE_RESOURCE for r in without.recommendations)
+
+
+def test_lend_to_any_lends_measured_headroom_without_a_prediction() -> None:
+    # nothing is predicted short: the paper's OPERA lends nothing; lend_to: any lends
+    # what measured use leaves under 0.8 C, as an overcommit by measured use
+    assert opera.advise(_snap(), NEW, opera.Params()).recommendations == ()
+    res = opera.advise(_snap(), NEW, opera.Params(lend_to="any", ramp_step=None))
+    rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
+    assert [t["prediction"] for t in J(rec.explanation.inputs)["lent_to"]] == ["long(any)"]

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from _data import each_mutation, load, rest_doc
+
 from yarn_advisor.advisor.model import Resources
 from yarn_advisor.connectors import parse_jmx as j
 from yarn_advisor.connectors.errors import ParseError

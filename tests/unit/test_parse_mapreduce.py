@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from _data import get_examples, junk_outcomes, rest_doc
+
 from yarn_advisor.connectors import parse_mapreduce as m
 from yarn_advisor.connectors.errors import ParseError
 

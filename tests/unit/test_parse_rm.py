@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from _data import get_examples, junk_outcomes, load, rest_doc
+
 from yarn_advisor.advisor.model import ZERO, Resources
 from yarn_advisor.connectors import parse_rm as p
 from yarn_advisor.connectors.errors import ParseError

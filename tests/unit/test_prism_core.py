@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from yarn_advisor.advisor.policies import prism_core as pc
+
+from yarn_advisor.advisor.policies.prism import core as pc
 
 CLUSTER = (100_000.0, 100.0)
 FAIR = 0.25  # four jobs

@@ -10,16 +10,17 @@ from typing import Any
 import numpy as np
 import pytest
 from _snapshots import TS, J, app, ctr, job, node, rr, rtask, snapshot
-from yarn_advisor.advisor.engine import EngineConfig, decide
+
+from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies import prism
-from yarn_advisor.advisor.policies.prism_inputs import build
-from yarn_advisor.advisor.policies.prism_profiles import Profiles, next_phase, phase_of
+from yarn_advisor.advisor.policies.prism.inputs import build
+from yarn_advisor.advisor.policies.prism.profiles import Profiles, next_phase, phase_of
 from yarn_advisor.advisor.recommendation import Kind
 
 J1, J2, J3 = "application_1_0001", "application_1_0002", "application_1_0003"
 N1, N2 = "n1:1", "n2:1"
-SLOW = prism.SLOWSTART
+SLOW = "mapreduce.job.reduce.slowstart.completedmaps"
 
 
 @pytest.mark.parametrize(
@@ -123,7 +124,7 @@ def cluster(t: int = TS, j1_done: int = 4, j1_reduces_pending: int = 2) -> Snaps
 
 
 def test_phase_level_algorithm_on_a_scripted_cluster() -> None:
-    res = prism.advise(cluster(), None, prism.Params())
+    res = prism.advise(cluster(), prism.State(), prism.Params())
     st = J(res.next_state)
     # learned from the first phases seen: maps 1000 MiB / 0.5 cores, shuffle 200 / 0.05
     prof = dict(zip(st["profiles"]["keys"], zip(st["profiles"]["n"], st["profiles"]["memory_mb"],
@@ -151,7 +152,7 @@ def test_phase_level_algorithm_on_a_scripted_cluster() -> None:
 
 
 def test_slowstart_advice_is_decided_once_and_kept() -> None:
-    res = prism.advise(cluster(), None, prism.Params())
+    res = prism.advise(cluster(), prism.State(), prism.Params())
     st = J(res.next_state)
     assert st["slowstart"][J1]["how"] == "picked" and st["slowstart"][J1]["node"] == N2
     assert st["slowstart"][J1]["fraction"] == 0.4  # 4 of 10 maps done when picked
@@ -166,7 +167,7 @@ def test_slowstart_advice_is_decided_once_and_kept() -> None:
 
 def test_slowstart_is_one_when_maps_finish_before_any_shuffle_fits() -> None:
     p = prism.Params(top_k=1, max_phases_per_node=1)  # one pick per node: J2's maps
-    st = prism.advise(cluster(), None, p).next_state
+    st = prism.advise(cluster(), prism.State(), p).next_state
     assert J(st)["slowstart"][J1] == {"fraction": None, "watching_since": TS}
     res = prism.advise(cluster(TS + 60_000, j1_done=10), st, p)
     assert J(res.next_state)["slowstart"][J1]["how"] == "maps_done"
@@ -176,14 +177,14 @@ def test_slowstart_is_one_when_maps_finish_before_any_shuffle_fits() -> None:
 
 def test_nodes_rotate_when_capped() -> None:
     p = prism.Params(max_nodes_per_cycle=1)
-    st = prism.advise(cluster(), None, p).next_state
+    st = prism.advise(cluster(), prism.State(), p).next_state
     assert J(st)["cursor"] == 1 and set(J(st)["plan"]) <= {N1}
     st = prism.advise(cluster(TS + 1), st, p).next_state
     assert J(st)["cursor"] == 0 and set(J(st)["plan"]) <= {N2}
 
 
 def test_profiles_of_finished_apps_are_pruned_but_name_profiles_stay() -> None:
-    st = prism.advise(cluster(), None, prism.Params()).next_state
+    st = prism.advise(cluster(), prism.State(), prism.Params()).next_state
     empty = snapshot(nodes=[node(N1)], taken_at=TS + 1)
     st2 = J(prism.advise(empty, st, prism.Params()).next_state)
     assert not any(k.startswith("application_") for k in st2["profiles"]["keys"])
@@ -191,19 +192,25 @@ def test_profiles_of_finished_apps_are_pruned_but_name_profiles_stay() -> None:
 
 
 def test_engine_runs_prism_and_state_survives_json() -> None:
-    r1 = decide(cluster(), {}, EngineConfig())
+    r1 = decide(cluster(), AdvisorState(), EngineConfig())
     assert not r1.errors
-    states = dict(r1.next_states)
-    for name in ("opera", "anacrac", "prism"):
-        states[name] = json.loads(json.dumps(states[name]))
-    r2 = decide(cluster(TS + 30_000), states, EngineConfig())
+    kept = AdvisorState(dict(r1.states))
+    restored = AdvisorState({name: type(s).from_json(json.loads(json.dumps(s.to_json())))
+                             for name, s in r1.states.items()})
+    assert restored.policies["prism"].to_json() == r1.states["prism"].to_json()
+    r2 = decide(cluster(TS + 30_000), restored, EngineConfig())
     assert not r2.errors
     assert any(r.policy == "prism" for r in r2.recommendations)
+    assert r2.recommendations == decide(cluster(TS + 30_000), kept, EngineConfig()).recommendations
 
 
-def test_garbage_state_and_params() -> None:
+def test_garbage_state_reads_as_empty_and_bad_params_are_rejected() -> None:
     bad: dict[str, Any] = {"profiles": {"x": [1, 2]}, "samples": 3, "cursor": "a",
-                           "slowstart": {J1: 5}}
-    assert prism.advise(cluster(), bad, prism.Params()).next_state is not None
+                           "slowstart": {J1: 5}, "idle_headroom": {N1: {"memory_mb": "x"}}}
+    assert prism.State.from_json(bad).to_json() == prism.State().to_json()
+    fresh = prism.advise(cluster(), prism.State(), prism.Params())
+    got = prism.advise(cluster(), prism.State.from_json(bad), prism.Params())
+    assert got.recommendations == fresh.recommendations
+    assert got.next_state.to_json() == fresh.next_state.to_json()
     with pytest.raises(ValueError, match="top_k"):
         prism.Params(top_k=0)

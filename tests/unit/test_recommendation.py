@@ -12,11 +12,13 @@ import pytest
 from _snapshots import J
 from hypothesis import given
 from hypothesis import strategies as st
+
 from yarn_advisor.advisor.recommendation import (
     Explanation,
     FrozenJson,
     Kind,
     Recommendation,
+    Target,
     freeze,
     thaw,
 )
@@ -117,7 +119,17 @@ def test_frozen_and_key() -> None:
         rec.value = 3  # type: ignore[misc]
     assert rec.key == ("set_app_priority", "application_1_0001")
     assert Kind.ADVISE_APP_CONFIG.advisory and not Kind.SET_APP_PRIORITY.advisory
-    assert len(Kind) == 8
+
+
+def test_one_list_of_kinds_and_levers() -> None:
+    """Every kind that is not advisory has exactly one RM lever, and every lever a kind."""
+    from yarn_advisor.connectors.rm_write import LEVERS, lever
+
+    assert set(LEVERS) == {k for k in Kind if not k.advisory}
+    assert {k for k in Kind if k.irreversible} == {Kind.SIGNAL_CONTAINER, Kind.KILL_APP}
+    assert Kind.KILL_APP.target is Target.APP and Kind.SIGNAL_CONTAINER.target is Target.CONTAINER
+    with pytest.raises(ValueError, match="no RM lever"):
+        lever(Kind.ADVISE_CONTAINER_SIZE)
 
 
 def test_conflicts_are_serialised() -> None:

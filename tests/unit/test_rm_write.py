@@ -7,6 +7,7 @@ tests/cluster/test_write_levers.py.
 from __future__ import annotations
 
 import pytest
+
 from yarn_advisor.connectors.rm_write import (
     LEVERS,
     _conf_xml,

@@ -1,0 +1,61 @@
+"""Run the advisor on a recording: the real connectors against recorded answers.
+
+A replay is always dry-run and keeps its state (the actuator's journal) in a
+temporary directory, never in ``state_dir``; its clock is each recorded
+snapshot's, so cooldowns and windows behave as on the recorded cluster.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.report import CycleReport
+from yarn_advisor.advisor.settings import with_overrides
+from yarn_advisor.advisor.wiring import build_advisor, build_sensor
+from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.connectors.replay import Recording, replaying
+
+
+def replay_config(recording: Recording, cfg: AdvisorConfig) -> AdvisorConfig:
+    """``cfg`` pointed at the recorded cluster's addresses, dry-run, state in a temp dir."""
+    manifest = recording.manifest
+    return with_overrides(cfg, {
+        "rm": {"urls": recording.rm_urls, "history_url": recording.history_url,
+               "auth": {"method": manifest.get("auth_method", "simple"),
+                        "user": manifest.get("auth_user", "yarn-advisor"), "principal": None},
+               "retry": {"attempts": 1, "base_delay_s": 0.0, "max_delay_s": 0.0,
+                         "deadline_s": 1.0}},
+        "dry_run": True,
+        "state_dir": tempfile.mkdtemp(prefix="yarn-advisor-replay-"),
+        "actuator": {"journal_path": None},
+    })
+
+
+def replay_advisor(recording: Recording, cfg: AdvisorConfig) -> Advisor:
+    """An Advisor sensing the recording (see the module docstring)."""
+    cfg = replay_config(recording, cfg)
+    return build_advisor(cfg, build_sensor(cfg), persist=False, snapshot_clock=True)
+
+
+def replay_cycles(advisor: Advisor, recording: Recording) -> Iterator[CycleReport]:
+    """One cycle per recorded cycle, each at its recorded time."""
+    for cycle in recording.cycles:
+        with replaying(cycle):
+            yield advisor.run_once(cycle.taken_at)
+
+
+def report_json(report: CycleReport) -> dict[str, Any]:
+    """The JSON form of one replayed cycle (DESIGN.md, Interfaces)."""
+    s = report.snapshot
+    summary = None if s is None else {
+        "nodes": len(s.nodes), "queues": len(s.queues), "apps": len(s.apps),
+        "containers": len(s.containers), "pending_requests": s.pending_requests,
+        "tasks": len(s.tasks), "finished_tasks": len(s.finished_tasks),
+        "sources": dict(s.sources),
+    }
+    return {"cycle": report.number, "taken_at": s.taken_at if s else None,
+            "outcome": report.outcome, "reason": report.reason, "snapshot": summary,
+            "recommendations": [r.to_dict() for r in report.recommendations]}

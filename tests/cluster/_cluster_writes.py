@@ -1,0 +1,28 @@
+"""Helpers of the write tests: a recommendation as a policy would make it, the journal
+as JSON lines (what an operator reads), the actuator for a configuration."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from yarn_advisor.advisor.actuator import Actuator, build_actuator
+from yarn_advisor.advisor.journal import Journal
+from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.connectors.rm import RMClient
+from yarn_advisor.connectors.rm_write import RMWriter
+
+
+def rec(kind: str, target: str, value: Any, previous: Any = None, policy: str = "test",
+        rule: str = "test.write", summary: str = "a test write") -> Recommendation:
+    return Recommendation(Kind(kind), target, value, policy, Explanation(rule, summary), previous)
+
+
+def records(journal: Journal) -> list[dict[str, Any]]:
+    """The journal's lines as the JSON objects on disk."""
+    return [e.to_json() for e in journal.entries()]
+
+
+def actuator_for(cfg: AdvisorConfig, rm: RMClient) -> Actuator:
+    """The actuator of ``cfg`` writing to ``rm``."""
+    return build_actuator(cfg, RMWriter(rm, cfg.actuator.overcommit_timeout_ms))

@@ -1,0 +1,39 @@
+"""Fixtures of the readers' tests: the real files, the Spark codecs' jars."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+LZ4_JAVA = "org.lz4:lz4-java:1.8.0"  # the version Spark 3.2-3.5 ship
+
+
+@pytest.fixture(scope="session")
+def jhist_files(shared_data: Path) -> list[Path]:
+    files = sorted((shared_data / "hadoop-jhist").glob("*.jhist"))
+    if not files:
+        pytest.skip("no .jhist files in the shared data")
+    return files
+
+
+@pytest.fixture(scope="session")
+def spark_logs(shared_data: Path) -> list[Path]:
+    files = sorted(p for p in (shared_data / "spark-eventlogs").iterdir() if p.is_file())
+    if not files:
+        pytest.skip("no Spark event logs in the shared data")
+    return files
+
+
+@pytest.fixture(scope="session")
+def spark_codec_jars(hadoop_jars: str) -> str:
+    """lz4-java (fetched from Maven Central once) and the cluster's snappy-java."""
+    group, artifact, version = LZ4_JAVA.split(":")
+    jar = (Path.home() / ".m2" / "repository" / group.replace(".", "/") / artifact / version
+           / f"{artifact}-{version}.jar")
+    if not jar.exists():
+        subprocess.run(["mvn", "-B", "-q", "dependency:get", f"-Dartifact={LZ4_JAVA}"],
+                       check=True, timeout=300, capture_output=True)
+    snappy = next(p for p in hadoop_jars.split(":") if "snappy-java" in p)
+    return f"{jar}:{snappy}"
