@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kazoo.exceptions import NoNodeError
+
 from yarn_advisor.connectors.errors import ParseError, StandbyError
 from yarn_advisor.connectors.zookeeper_client import zk_errors
 

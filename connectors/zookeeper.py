@@ -41,6 +41,7 @@ from kazoo.client import KazooClient, KazooState
 from kazoo.exceptions import CancelledError, KazooException
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.protocol.states import EventType, KeeperState, WatchedEvent
+
 from yarn_advisor.connectors.errors import (
     ConnectorError,
     NotLeaderError,

@@ -27,6 +27,7 @@ from kazoo.exceptions import (
 from kazoo.handlers.threading import KazooTimeoutError
 from kazoo.retry import KazooRetry
 from kazoo.security import make_acl, make_digest_acl
+
 from yarn_advisor.connectors.errors import (
     ConnectorError,
     TimeoutError_,

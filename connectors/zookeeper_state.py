@@ -39,6 +39,7 @@ from kazoo.exceptions import (
     NoNodeError,
     RolledBackError,
 )
+
 from yarn_advisor.connectors.errors import (
     ConflictError,
     NotLeaderError,

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from kazoo.client import KazooClient
+
 from yarn_advisor.connectors.errors import ConnectorError
 from yarn_advisor.connectors.zookeeper import ZooKeeperConfig, ZooKeeperHA
 

@@ -18,6 +18,8 @@ import pytest
 from halib import wait_until
 from kazoo.client import KazooClient
 from rmha import RM_IDS, ZK_TIMEOUT_MS, HAResourceManagers
+from zkserver import ZooKeeperServer
+
 from yarn_advisor.connectors.errors import ParseError, StandbyError
 from yarn_advisor.connectors.rm_zookeeper import (
     active_rm_url,
@@ -25,7 +27,6 @@ from yarn_advisor.connectors.rm_zookeeper import (
     parse_active_rm_info,
     read_active_rm,
 )
-from zkserver import ZooKeeperServer
 
 RECORDED = Path(__file__).resolve().parent / "recorded"
 

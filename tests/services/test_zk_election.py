@@ -22,9 +22,10 @@ from halib import (
     wait_until,
 )
 from kazoo.client import KazooClient
+from zkserver import Ensemble, ZooKeeperServer, free_port
+
 from yarn_advisor.connectors.errors import UnavailableError
 from yarn_advisor.connectors.zookeeper import ZooKeeperConfig, ZooKeeperHA
-from zkserver import Ensemble, ZooKeeperServer, free_port
 
 T = 3.0  # session timeout (s)
 SLACK = 1.5  # a loaded 2-core machine: scheduling, JVM pauses

@@ -15,10 +15,11 @@ from pathlib import Path
 import pytest
 from halib import make_chroot, wait_until
 from kazoo.client import KazooClient
+from zkserver import ZooKeeperServer
+
 from yarn_advisor.connectors.errors import ZooKeeperAuthError
 from yarn_advisor.connectors.zookeeper import ZooKeeperConfig, ZooKeeperHA, zk_errors
 from yarn_advisor.connectors.zookeeper_state import StateStore
-from zkserver import ZooKeeperServer
 
 USER, PASSWORD = "advisor", "s3cret"
 

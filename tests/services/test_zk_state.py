@@ -11,6 +11,7 @@ import time
 import pytest
 from halib import DrivenAdvisor, wait_until
 from kazoo.client import KazooClient
+
 from yarn_advisor.connectors.errors import (
     ConflictError,
     NotLeaderError,
