@@ -8,7 +8,11 @@ port, then repeats, each in a fresh chroot:
    follower's ``may_write()`` (its reload included). Bounded by the session
    timeout: the server keeps the dead session until then.
 2. ``stop``: the same with SIGTERM (``ha.stop()`` releases the lock at once).
-3. ``expiry``: both in-process, the leader's session is expired by force;
+3. ``cli``: two ``yarn-advisor run --replay`` processes with an ``ha``
+   section; the one whose /metrics shows ``yarn_advisor_leader 1`` gets
+   SIGKILL; measured: kill to the other's /metrics showing 1 (the daemon's
+   whole path: election, state re-read, metrics), scraped every 50 ms.
+4. ``expiry``: both in-process, the leader's session is expired by force;
    measured: the gap between the old leader's ``may_write()`` turning False
    and the new one's turning True (must be positive: never two writers).
 
@@ -37,10 +41,14 @@ from halib import (  # noqa: E402
     drop_chroot,
     expire_session,
     make_chroot,
+    scrape,
+    spawn_cli_advisor,
     spawn_contender,
     wait_until,
 )
-from zkserver import ZooKeeperServer  # noqa: E402
+from zkserver import ZooKeeperServer, free_port  # noqa: E402
+
+RECORDING = ROOT / "examples" / "recordings" / "mini-hetero"
 
 
 def child_then_peer(hosts: str, t: float, how: str) -> float:
@@ -60,6 +68,39 @@ def child_then_peer(hosts: str, t: float, how: str) -> float:
         child.close()
         if peer is not None:
             peer.stop()
+
+
+def cli_takeover(hosts: str, t: float) -> float:
+    ports = [free_port(), free_port()]
+    work = Path(tempfile.mkdtemp(prefix="bench-ha-cli-"))
+    procs = [spawn_cli_advisor(hosts, p, RECORDING, work, t) for p in ports]
+    try:
+        seen: list[float | None] = []
+
+        def one_leader() -> bool:
+            seen[:] = [scrape(p, "yarn_advisor_leader") for p in ports]
+            return sorted(x if x is not None else -1.0 for x in seen) == [0.0, 1.0]
+
+        try:
+            wait_until(one_leader, 90, step=0.1)
+        except TimeoutError:
+            logs = [(work / f"advisor-{p}.log").read_text()[-2000:] for p in ports]
+            raise TimeoutError(f"no single leader: {seen}; logs: {logs}") from None
+        first = seen.index(1.0)
+        procs[first].kill()
+        t0 = time.monotonic()
+        took = wait_until(lambda: scrape(ports[1 - first], "yarn_advisor_leader") == 1.0,
+                          3 * t + 10, step=0.05) - t0
+        time.sleep(0.5)  # both logs flushed: exactly one leadership each, never a flip
+        claims = [(work / f"advisor-{p}.log").read_text().count("leader now") for p in ports]
+        if claims != [1, 1]:
+            raise AssertionError(f"leadership changed hands {claims} times, not once each")
+        return took
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait(10)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def expiry_gap(hosts: str, t: float) -> float:
@@ -99,7 +140,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--session-timeout", type=float, default=3.0)
-    ap.add_argument("--scenarios", default="kill9,stop,expiry")
+    ap.add_argument("--scenarios", default="kill9,stop,cli,expiry")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args(argv)
     t = args.session_timeout
@@ -108,15 +149,20 @@ def main(argv: list[str] | None = None) -> int:
     server.start()
     results: dict[str, object] = {"session_timeout_s": t, "zookeeper": "Debian 3.8.0"}
     checks: dict[str, Callable[[float], bool]] = {
-        "kill9": lambda v: v < t + 1.5, "stop": lambda v: v < 1.0, "expiry": lambda v: v > 0}
+        "kill9": lambda v: v < t + 1.5, "stop": lambda v: v < 1.0,
+        "cli": lambda v: v < t + 1.0 + 1.5, "expiry": lambda v: v > 0}
     try:
         for scenario in args.scenarios.split(","):
             values = []
             for _ in range(args.runs):
                 hosts = make_chroot(server.address)
                 try:
-                    values.append(expiry_gap(hosts, t) if scenario == "expiry"
-                                  else child_then_peer(hosts, t, scenario))
+                    if scenario == "expiry":
+                        values.append(expiry_gap(hosts, t))
+                    elif scenario == "cli":
+                        values.append(cli_takeover(hosts, t))
+                    else:
+                        values.append(child_then_peer(hosts, t, scenario))
                 finally:
                     drop_chroot(hosts)
             results[scenario] = summary(values, checks[scenario])

@@ -180,3 +180,34 @@ def spawn_contender(hosts: str, *, identity: str = "child", session_timeout_s: f
     contender._reader = threading.Thread(target=contender._read, daemon=True)
     contender._reader.start()
     return contender
+
+
+def spawn_cli_advisor(hosts: str, port: int, recording: Path, workdir: Path,
+                      session_timeout_s: float, interval_s: float = 1.0) -> subprocess.Popen[bytes]:
+    """``yarn-advisor run --replay`` with an ``ha`` section, serving on ``port``."""
+    import yaml
+
+    cfg = workdir / f"advisor-{port}.yaml"
+    cfg.write_text(yaml.safe_dump({
+        "sense": {"interval_s": interval_s}, "server": {"port": port},
+        "ha": {"zookeeper": {"hosts": hosts, "session_timeout_s": session_timeout_s}}}))
+    exe = Path(sys.executable).with_name("yarn-advisor")
+    with open(workdir / f"advisor-{port}.log", "wb") as log:  # the child keeps its own copy
+        return subprocess.Popen(
+            [str(exe), "run", "--replay", str(recording), "--config", str(cfg)],
+            stdout=subprocess.DEVNULL, stderr=log)
+
+
+def scrape(port: int, name: str) -> float | None:
+    """The value of the unlabelled metric ``name`` on ``port``'s /metrics (None: no answer)."""
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as resp:
+            text = resp.read().decode()
+    except OSError:
+        return None
+    for line in text.splitlines():
+        if line.startswith(name + " "):
+            return float(line.split()[1])
+    return None

@@ -14,7 +14,6 @@ import contextlib
 import json
 import os
 import signal
-import subprocess
 import sys
 import time
 import urllib.error
@@ -24,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
-from halib import expire_session, wait_until
+from halib import expire_session, scrape, spawn_cli_advisor, wait_until
 from kazoo.client import KazooClient
 from yarnmini import MiniCluster, SubmittedApp
 from zkserver import ZooKeeperServer, free_port
@@ -170,45 +168,35 @@ def test_zookeeper_down_no_writes_until_it_is_back(
         rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
 
 
-def metric(port: int, name: str) -> float | None:
+def health(port: int) -> dict[str, Any]:
     try:
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=2) as resp:
-            text = resp.read().decode()
-    except OSError:
-        return None
-    for line in text.splitlines():
-        if line.startswith(name + " "):
-            return float(line.split()[1])
-    return None
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5) as resp:
+            return dict(json.load(resp))
+    except urllib.error.HTTPError as exc:  # 503 while starting or on a skipped cycle
+        return dict(json.load(exc))
 
 
 def test_two_cli_advisors_on_a_replay_one_leader_then_kill_9(
         zk_hosts: str, recording_dir: Path, tmp_path: Path) -> None:
-    exe = Path(sys.executable).with_name("yarn-advisor")
     ports = [free_port(), free_port()]
-    procs = []
-    for port in ports:
-        cfg = tmp_path / f"advisor-{port}.yaml"
-        cfg.write_text(yaml.safe_dump({
-            "sense": {"interval_s": 1}, "server": {"port": port},
-            "ha": {"zookeeper": {"hosts": zk_hosts, "session_timeout_s": SESSION_S}}}))
-        procs.append(subprocess.Popen(
-            [str(exe), "run", "--replay", str(recording_dir), "--config", str(cfg)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    procs = [spawn_cli_advisor(zk_hosts, p, recording_dir, tmp_path, SESSION_S) for p in ports]
     try:
-        def leaders() -> list[float | None]:
-            return [metric(p, "yarn_advisor_leader") for p in ports]
+        seen: list[float | None] = []
 
-        wait_until(lambda: sorted(x or 0.0 for x in leaders()) == [0.0, 1.0]
-                   and None not in leaders(), 60, step=0.2)
-        first = leaders().index(1.0)
+        def one_leader() -> bool:
+            seen[:] = [scrape(p, "yarn_advisor_leader") for p in ports]
+            return sorted(x if x is not None else -1.0 for x in seen) == [0.0, 1.0]
+
+        wait_until(one_leader, 60, step=0.2)
+        first = seen.index(1.0)
         other = 1 - first
         with urllib.request.urlopen(f"http://127.0.0.1:{ports[other]}/recommendations",
                                     timeout=5) as resp:
             assert "recommendations" in json.load(resp)
+        assert [health(p)["role"] for p in (ports[first], ports[other])] == ["leader", "follower"]
         os.kill(procs[first].pid, signal.SIGKILL)
         t0 = time.monotonic()
-        took = wait_until(lambda: metric(ports[other], "yarn_advisor_leader") == 1.0,
+        took = wait_until(lambda: scrape(ports[other], "yarn_advisor_leader") == 1.0,
                           SESSION_S + 1 + 5, step=0.05) - t0
         print(f"CLI takeover after kill -9: {took:.2f}s", file=sys.stderr)
         assert took <= SESSION_S + 1 + 2
