@@ -13,7 +13,9 @@ actuator's part: a write the next leader must know of is in ZooKeeper before
 this cycle learns) and after the learn step (classifier and policies). Each
 advisor journals to its own file, ``journal.<advisor id>.jsonl``; the
 actuator part names the writer, its journal and its last applied actions, so
-a follower knows where the old leader's record is.
+a follower knows where the old leader's record is. A leader killed between
+an RM write and that save leaves the write in its journal only: a new leader
+that can read that file (a shared ``state_dir``) learns it from there.
 """
 
 from __future__ import annotations
@@ -27,7 +29,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from yarn_advisor.advisor.ha_metrics import HaStatus
-from yarn_advisor.advisor.ha_state import LAST_ACTIONS, actuator_part, export_parts, restore_parts
+from yarn_advisor.advisor.ha_state import (
+    LAST_ACTIONS,
+    actuator_part,
+    export_parts,
+    learn_unsaved_writes,
+    restore_parts,
+)
 from yarn_advisor.advisor.journal import Entry, Phase
 from yarn_advisor.advisor.settings import with_overrides
 from yarn_advisor.advisor.startup import StartupError
@@ -119,6 +127,11 @@ class HaCoordinator:
             log.warning("HA: state not re-read (%s); not writing this cycle", exc)
             return
         self.problems = dict(self.zk.load_errors) | restore_parts(advisor, parts)
+        if "actuator" not in self.problems:
+            unsaved = learn_unsaved_writes(advisor, parts.get("actuator"))
+            if unsaved:
+                log.warning("HA: %d write(s) of the old leader were journaled after its last "
+                            "save; learned from its journal", unsaved)
         for name, why in sorted(self.problems.items()):
             log.error("HA: saved state %r not used (%s); that part starts fresh", name, why)
         self._sizes = {n: len(b) for n, b in parts.items() if n not in self.problems}

@@ -19,11 +19,13 @@ classifier threshold) is reported and that part starts fresh.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yarn_advisor.advisor.journal import Entry
+from yarn_advisor.advisor.journal import Entry, Journal, Phase
 from yarn_advisor.advisor.policies import POLICIES
 from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.classifiers.checkpoint import CheckpointError
@@ -73,7 +75,31 @@ def actuator_part(advisor: Advisor, writer: Mapping[str, Any],
                           key=lambda row: (row[0], row[1])),
         "writer": dict(writer),
         "last_actions": [e.to_json() for e in last_actions],
+        "saved_at": time.time(),
     })
+
+
+def learn_unsaved_writes(advisor: Advisor, part: bytes | None) -> int:
+    """Writes the old leader journaled after its last save (it died between its RM
+    write and the save): read from its journal when this advisor can see the file
+    (a shared ``state_dir``) and learned as the actuator learns its own after a
+    restart. Returns how many were learned."""
+    if part is None:
+        return 0
+    try:
+        data = _loads(part, "actuator")
+        path, saved_at = Path(str(data["writer"]["journal"])), float(data["saved_at"])
+    except (ValueError, TypeError, KeyError):
+        return 0
+    a = advisor.actuator
+    if path == a.journal.path or not path.exists():
+        return 0
+    horizon = time.time() - max(a.settings.target_window_s, a.settings.cooldown_s)
+    unsaved = [e for e in Journal(path).entries()
+               if e.phase is Phase.INTENT and e.ts > saved_at]
+    for e in unsaved:
+        a._learn(e, horizon, own=True)
+    return len(unsaved)
 
 
 def restore_parts(advisor: Advisor, parts: Mapping[str, bytes]) -> dict[str, str]:

@@ -145,6 +145,29 @@ def test_one_writer_then_takeover_with_the_saved_state(
     print(f"takeover after forced expiry: {took - t0:.2f}s", file=sys.stderr)
 
 
+def test_a_write_journaled_but_not_saved_is_not_applied_twice(
+        mini_cluster: MiniCluster, app: SubmittedApp, advisors: list[Advisor],
+        zk_hosts: str) -> None:
+    """The leader dies between its RM write and the state save (mid-cycle): the new
+    leader reads that write from the old leader's journal (one shared state_dir)."""
+    aid = app.app_id
+    rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
+    wait_until(lambda: sorted(coord(a).status().role for a in advisors)
+               == ["follower", "leader"], 30)
+    leader, follower = sorted(advisors, key=lambda a: coord(a).status().role != "leader")
+    assert act(leader) == {}  # a cycle without writes: the actuator part is saved
+    coord(leader).before_cycle(leader)
+    snap = leader.sensor.sense(int(time.time() * 1000))
+    assert leader.actuator.act([priority(aid, 3)], snap)  # written, journaled, not saved
+    assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 3}
+    expire_session(zk_hosts, coord(leader).zk.client)
+    wait_until(lambda: coord(follower).status().role == "leader", 3 * SESSION_S + 5)
+    assert act(follower, priority(aid, 3)) == {"blocked": 1}
+    assert journal(follower, "blocked")[-1]["reason"] == "cooldown"
+    assert journal(follower, "intent") == []
+    assert len(journal(leader, "intent")) == 1
+
+
 def test_zookeeper_down_no_writes_until_it_is_back(
         mini_cluster: MiniCluster, app: SubmittedApp, private_zk: ZooKeeperServer,
         tmp_path: Path) -> None:
