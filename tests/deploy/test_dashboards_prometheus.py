@@ -36,10 +36,7 @@ RUN_TIMEOUT_S = 120.0
 # A query containing one of these is expected to return nothing (yet): the
 # metric or label is not exported, or its series appear only after an event
 # the replay does not have. Each entry says what the advisor needs.
-PENDING = {
-    # the HA metrics come with leader election on ZooKeeper (advisor/ha_metrics.py)
-    "yarn_advisor_leader{": "leader gauge (HA; 1 when the advisor runs alone)",
-}
+PENDING: dict[str, str] = {}
 # A query containing one of these may return nothing early in the run (its
 # series appear with the first event) but must return data at the end: the
 # advisor should export these series at 0 from its first cycle on.
