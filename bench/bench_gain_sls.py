@@ -220,6 +220,9 @@ def run_one(mode: str, args: argparse.Namespace, paths: dict[str, tuple[float, f
             out["hindsight"] = {"apps_set": len(oracle.done), "errors": oracle.errors}
     finally:
         cluster.stop()
+    if args.log:
+        with open(args.log, "a") as f:
+            f.write(json.dumps(out, sort_keys=True) + "\n")
     print(f"{mode}: makespan {out.get('makespan_s')}s, mean JCT {out.get('mean_jct_s')}s, "
           f"allocated {out.get('allocated_utilization')}", file=sys.stderr, flush=True)
     return out
@@ -326,6 +329,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="arrival window s (shorter for development)")
     ap.add_argument("--seed", type=int, default=TraceSpec.seed)
     ap.add_argument("--timeout", type=float, default=1800)
+    ap.add_argument("--log", type=Path, help="append each run's figures here (JSON lines)")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
     args = ap.parse_args(argv)
     result = run(args)
