@@ -115,6 +115,9 @@ class Actuator:
     # (kind, target) -> its value before the advisor's first change in the window:
     # a write back to it (a return, a relief) is never rate-limited
     _origins: dict[tuple[Kind, str], Any] = field(default_factory=dict)
+    # (kind, target) -> (policy, time) of the latest write: another policy leaves the
+    # target alone for target_window_s (two policies must not flap one app's priority)
+    _owners: dict[tuple[Kind, str], tuple[str, float]] = field(default_factory=dict)
     _rm_seen: tuple[int, int] = (0, 0)  # the RM's start time and RUNNING nodes, last cycle
     _resync_since: float | None = None
 
@@ -172,6 +175,7 @@ class Actuator:
             self.journal.append(replace(base, outcome="dry_run", previous=previous))
             self._times[(rec.kind, rec.target)].append(now)
             self._moved((rec.kind, rec.target), previous, value)
+            self._owners[(rec.kind, rec.target)] = (rec.policy, now)
             cycle.count += 1
             return "dry_run"
         assert self.writer is not None
@@ -200,6 +204,7 @@ class Actuator:
         if result.sent:
             self._times[(base.kind, base.target)].append(now)
             self._moved((base.kind, base.target), result.previous, base.value)
+            self._owners[(base.kind, base.target)] = (base.policy, now)
             cycle.count += 1
         outcome = result.outcome or "failed"
         if outcome in ("standby", "unavailable"):
@@ -269,6 +274,10 @@ class Actuator:
         if self._holds.get(key, 0.0) > now:
             return "rollback_hold"
         times = self._times[key] = [t for t in self._times[key] if t > now - s.target_window_s]
+        owner = self._owners.get(key)
+        if (owner is not None and owner[0] != rec.policy and now - owner[1] < s.target_window_s
+                and rec.kind is not Kind.UPDATE_SCHEDULER_CONF):  # conf: keys differ
+            return "policy_conflict"
         if self._restoring(key, thaw(rec.value)):
             return None  # back to what it was before the advisor: never rate-limited
         if times and now - max(times) < s.cooldown_s_for(rec.kind):
@@ -342,6 +351,7 @@ class Actuator:
         elif own and e.phase is Phase.INTENT and e.ts >= horizon:
             self._times[key].append(e.ts)
             self._moved(key, e.previous, e.value)
+            self._owners[key] = (e.policy, e.ts)
 
     def _moved(self, key: tuple[Kind, str], previous: Any, value: Any) -> None:
         """Keep the target's origin: set by its first change, dropped once it is back."""

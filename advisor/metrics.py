@@ -47,8 +47,8 @@ SKIP_REASONS = ("auth", "error", "http_status", "internal error", "parse", "stan
 # the actuator's guardrails (advisor/actuator.py), and rm_<reason> of the live RM check
 BLOCK_REASONS = ("kill_switch", "stale_snapshot", "rm_not_active", "not_leader",
                  "kill_like_disabled", "out_of_scope", "unknown_target", "rollback_hold",
-                 "cooldown", "max_per_target", "max_per_cycle", "min_change", "rm_unavailable",
-                 "rm_standby", "rm_timeout", "rm_error")
+                 "policy_conflict", "cooldown", "max_per_target", "max_per_cycle",
+                 "min_change", "rm_unavailable", "rm_standby", "rm_timeout", "rm_error")
 HA_STATES = ("ACTIVE", "STANDBY", "INITIALIZING", "STOPPED")
 HASTE_SCORES = ("preference", "fitness", "urgency", "alignment")
 CLASSES = ("short", "long")

@@ -218,8 +218,8 @@ def test_metrics_health_and_recommendations_endpoints(recording: Recording) -> N
         assert f'yarn_advisor_snapshot_objects{{kind="nodes"}} {len(snap.nodes)}.0' in text
         assert (f'yarn_advisor_snapshot_objects{{kind="containers"}} '
                 f"{len(snap.containers)}.0") in text
-        assert f'yarn_advisor_cluster_memory_mb{{kind="total"}} {snap.metrics.total.memory_mb}' \
-            in text
+        total = float(snap.metrics.total.memory_mb * 2**20)
+        assert f'yarn_advisor_cluster_memory_bytes{{kind="total"}} {total:.9e}' in text
         for source in ("rm", "containers", "nm_jmx", "rm_jmx", "mapreduce", "history"):
             assert f'yarn_advisor_connector_up{{source="{source}"}} 1.0' in text
             assert f'yarn_advisor_connector_latency_seconds{{source="{source}"}}' in text

@@ -258,6 +258,23 @@ def test_cooldown_per_target(tmp_path: Path) -> None:
     assert rm.sent == [("set_app_priority", APP, 5), ("set_app_priority", OTHER, 5)]
 
 
+def test_a_target_another_policy_just_wrote_is_left_alone(tmp_path: Path) -> None:
+    # found on the real cluster: HaSTE set an app to 5, ANACRAC back to 10, and again
+    # whenever the cooldown let either through
+    rm = FakeRM()
+    a = make(tmp_path, rm, target_window_s=600)
+    a.act([rec(value=5, policy="haste")], snap())
+    a.act([rec(value=10, previous=5, policy="anacrac")], snap())
+    assert phases(a)[-1] == ("blocked", "policy_conflict")
+    a.act([rec(value=7, previous=5, policy="haste")], snap())  # its own target: allowed
+    assert rm.sent == [("set_app_priority", APP, 5), ("set_app_priority", APP, 7)]
+    # a restart remembers who wrote it (the journal)
+    again = make(tmp_path, rm, target_window_s=600)
+    again.act([rec(value=10, previous=7, policy="anacrac")], snap())
+    assert phases(again)[-1] == ("blocked", "policy_conflict")
+    assert len(rm.sent) == 2
+
+
 def test_max_actions_per_target(tmp_path: Path) -> None:
     rm = FakeRM()
     a = make(tmp_path, rm, max_actions_per_target=2)
