@@ -130,11 +130,12 @@ def table(paths: Sequence[Path], data: Path, params: dict[str, Any], as_json: bo
         print(f"\n== {run} ==\n{HEADER}")
         for r in results:
             print(row(str(Path(r.traces[0]).relative_to(data)), r))
-        met = sum(meets_targets(r) for r in results)
+        scored = [r for r in results if r.n("short") + r.n("long")]
+        met = sum(meets_targets(r) for r in scored)
         capped = sum((c := r.short_recall_ceiling) is not None and c < TARGET_SHORT
-                     for r in results)
+                     for r in scored)
         print(row(f"pooled ({run}, {len(results)} traces)", pool))
-        print(f"traces meeting both targets: {met} of {len(results)}; "
+        print(f"traces meeting both targets: {met} of {len(scored)} with tasks; "
               f"short recall ceiling under {TARGET_SHORT:.0%}: {capped}")
     total = pooled(everything)
     if as_json:

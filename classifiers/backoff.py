@@ -3,8 +3,9 @@
 The levels of :mod:`~yarn_advisor.classifiers.features` form a main chain,
 coarse to fine (the cluster's stage > the user > the application > its shape
 > the job itself), and side branches that refine one level of it. Every
-feature's row holds ``[short, long, tasks]``: ``tasks`` is the number of
-tasks learned; ``short`` and ``long`` are what the finer level *hands up*:
+feature's row holds ``[short, long, tasks, short tasks]``: the numbers of
+tasks learned and of those short, and ``short`` and ``long`` as the finer
+level *hands them up*:
 
 - the job level counts its tasks;
 - a level above counts each child group as its *effective number* of tasks,
@@ -21,8 +22,8 @@ The root's prior is 1/2: the class prior of the cluster enters only through
 the root's own tasks, weighted like any other level's, so on a cluster where
 92 % of tasks are long, a user whose tasks were short is called short on its
 own evidence. A side branch (the job's progress) shifts the log-odds by how
-much its value's tasks differ from its parent's (naive Bayes between the
-branch and the chain).
+much the short share of its value's tasks differs from that of its parent's
+other tasks (naive Bayes between the branch and the chain), in task counts.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from dataclasses import dataclass
 
 from yarn_advisor.classifiers.features import LEVEL_NAMES, LEVELS
 
-Row = list[float]  # [short, long, tasks]
+Row = list[float]  # [short, long, tasks, short tasks]: see the module docstring
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,22 +72,21 @@ def share(short: float, long: float, rho: float) -> tuple[float, float]:
 
 
 def add(counts: dict[str, Row], feats: Sequence[str], is_long: bool, st: Structure) -> None:
-    """Learn one task: its job level gains a task, and the change of what each
-    level hands up travels up the chain (a branch gets what its parent gets)."""
+    """Learn one task: every level counts it; its job level gains it, and the
+    change of what each chain level hands up travels up the chain."""
     d_short, d_long = (0.0, 1.0) if is_long else (1.0, 0.0)
+    short = 0 if is_long else 1
+    for b, _ in st.branches:
+        branch = _row(counts, feats[b])
+        branch[2] += 1
+        branch[3] += short
     for k in range(len(st.chain) - 1, -1, -1):
-        i = st.chain[k]
-        row = _row(counts, feats[i])
+        row = _row(counts, feats[st.chain[k]])
         before_s, before_l = row[0], row[1]
         row[0] += d_short
         row[1] += d_long
         row[2] += 1
-        for b, parent in st.branches:
-            if parent == i:
-                branch = _row(counts, feats[b])
-                branch[0] += d_short
-                branch[1] += d_long
-                branch[2] += 1
+        row[3] += short
         if st.rho[k]:
             old = share(before_s, before_l, st.rho[k])
             new = share(row[0], row[1], st.rho[k])
@@ -96,40 +96,45 @@ def add(counts: dict[str, Row], feats: Sequence[str], is_long: bool, st: Structu
 def _row(counts: dict[str, Row], feat: str) -> Row:
     row = counts.get(feat)
     if row is None:
-        row = counts[feat] = [0.0, 0.0, 0]
+        row = counts[feat] = [0.0, 0.0, 0, 0]
     return row
 
 
 def estimate(rows: Sequence[Row | None], st: Structure, a: float) -> float | None:
     """P(short) of a task whose levels' rows are ``rows``; None if none is known."""
-    q, prior_of, known = 0.5, {}, False
-    chain, rho = st.chain, st.rho
+    chain, rho, branches = st.chain, st.rho, st.branches
+    q, known, last = 0.5, False, len(chain) - 1
+    prior_of: dict[int, float] = {}  # the estimate of a branch parent's siblings
     for k, i in enumerate(chain):
-        prior_of[i] = q
+        if branches:
+            prior_of[i] = q
         row = rows[i]
         if row is None:
             continue
         known = True
         s, n = row[0], row[0] + row[1]
-        finer = rows[chain[k + 1]] if k + 1 < len(chain) else None
+        finer = rows[chain[k + 1]] if k < last else None
         if finer is not None:  # each task counted once: the finer level's go below
             fs, fl = share(finer[0], finer[1], rho[k + 1])
             s, n = max(0.0, s - fs), max(0.0, n - fs - fl)
         q = (s + a * q) / (n + a)
     if not known:
         return None
-    log_odds = _logit(q)
-    for b, parent in st.branches:
+    shift = 0.0
+    for b, parent in branches:
         row, whole = rows[b], rows[parent]
         if row is None or whole is None or parent not in prior_of:
             continue
+        rest_n, rest_s = whole[2] - row[2], whole[3] - row[3]
+        if rest_n <= 0:
+            continue  # all of the parent's tasks are the branch's: it adds nothing
         prior = prior_of[parent]
-        at_parent = (whole[0] + a * prior) / (whole[0] + whole[1] + a)
-        rest_s = max(0.0, whole[0] - row[0])
-        rest_n = max(0.0, whole[0] + whole[1] - row[0] - row[1])
+        at_parent = (whole[3] + a * prior) / (whole[2] + a)
         others = (rest_s + a * prior) / (rest_n + a)  # the parent's other values
-        log_odds += _logit((row[0] + a * others) / (row[0] + row[1] + a)) - _logit(at_parent)
-    return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, log_odds))))
+        shift += _logit((row[3] + a * others) / (row[2] + a)) - _logit(at_parent)
+    if shift == 0.0:
+        return q
+    return 1.0 / (1.0 + math.exp(-max(-700.0, min(700.0, _logit(q) + shift))))
 
 
 def _logit(p: float) -> float:

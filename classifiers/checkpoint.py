@@ -56,11 +56,13 @@ def _amount(value: Any) -> bool:
 
 
 def _row(value: Any, what: str) -> list[float]:
-    """[short, long, tasks]: two non-negative numbers and a task count."""
-    if (not isinstance(value, list) or len(value) != 3 or not _amount(value[0])
-            or not _amount(value[1]) or not _count(value[2])):
-        raise CheckpointError(f"{what} must be [short, long, tasks], non-negative")
-    return [float(value[0]), float(value[1]), int(value[2])]
+    """[short, long, tasks, short tasks]: two non-negative numbers, two counts."""
+    if (not isinstance(value, list) or len(value) != 4 or not _amount(value[0])
+            or not _amount(value[1]) or not _count(value[2]) or not _count(value[3])
+            or value[3] > value[2]):
+        raise CheckpointError(f"{what} must be [short, long, tasks, short tasks], "
+                              "non-negative, short tasks at most tasks")
+    return [float(value[0]), float(value[1]), int(value[2]), int(value[3])]
 
 
 def _mapping(data: dict[str, Any], key: str) -> dict[str, Any]:

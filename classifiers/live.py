@@ -143,9 +143,16 @@ class LiveTaskClassifier:
         current progress; tasks sharing properties are scored once."""
         apps = {a.id: a for a in snap.apps}
         jobs = {j.id: j for j in snap.jobs}
-        return self.model.predict_many(
-            features(props_from_live(t, jobs.get(t.job_id), apps.get(t.app_id))) for t in tasks
-        )
+        feats: dict[tuple[str, str, str], tuple[str, ...]] = {}  # a job's tasks of a type share
+        batch = []
+        for t in tasks:
+            key = (t.job_id, t.app_id, t.type)
+            found = feats.get(key)
+            if found is None:
+                found = feats[key] = features(
+                    props_from_live(t, jobs.get(t.job_id), apps.get(t.app_id)))
+            batch.append(found)
+        return self.model.predict_many(batch)
 
     def pending_tasks(self, snap: Snapshot) -> list[Task]:
         """The MapReduce tasks of the snapshot still waiting for a container."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,8 @@ class NaiveBayesTaskClassifier:
         self.long_while_maps_wait = long_while_maps_wait
         self.reduce_support_at_progress = reduce_support_at_progress
         self._structure = Structure.of({SHAPE_LEVEL: shape_correlation})
+        # the progress branch refines reduces only: a map's later waves have its job's history
+        self._map_structure = replace(self._structure, branches=())
         self._support = LEVEL_NAMES.index(SUPPORT_LEVEL)
         self._reduce_support = LEVEL_NAMES.index(REDUCE_SUPPORT_LEVEL)
         self._progress = LEVEL_NAMES.index(PROGRESS_LEVEL)
@@ -100,7 +102,7 @@ class NaiveBayesTaskClassifier:
     def learn(self, feats: Sequence[str], is_long: bool) -> None:
         """Add one task of known class (features in level order)."""
         self.class_counts[1 if is_long else 0] += 1
-        backoff.add(self.counts, feats, is_long, self._structure)
+        backoff.add(self.counts, feats, is_long, self._structure_of(feats))
 
     def learn_finished(self, task_id: str, feats: Sequence[str], duration_ms: int) -> bool:
         """Learn a finished task unless already learned (e.g. censored); True if learned."""
@@ -165,14 +167,18 @@ class NaiveBayesTaskClassifier:
 
     def _score(self, feats: Sequence[str]) -> tuple[float | None, int]:
         """(P(short), tasks learned at the level that must support a call)."""
-        rows = [self.counts.get(f) for f in feats]
-        p_short = backoff.estimate(rows, self._structure, self.alpha)
+        rows = list(map(self.counts.get, feats))
+        p_short = backoff.estimate(rows, self._structure_of(feats), self.alpha)
         if self.reduce_support_at_progress and feats[self._job].endswith("|REDUCE"):
             # a reduce: its application's at its progress, or its own job's
             support = max(_tasks(rows[self._reduce_support]), _tasks(rows[self._job]))
         else:
             support = _tasks(rows[self._support])
         return p_short, support
+
+    def _structure_of(self, feats: Sequence[str]) -> Structure:
+        is_reduce = len(feats) > self._job and feats[self._job].endswith("|REDUCE")
+        return self._structure if is_reduce else self._map_structure
 
     def knows_stage(self, feats: Sequence[str]) -> bool:
         """Whether anything was learned of the task's user stage (the level

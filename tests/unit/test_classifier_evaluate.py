@@ -220,7 +220,7 @@ def test_failed_or_killed_tasks_are_not_learned_as_their_length() -> None:
     assert result.unresolved == 1  # the 3 s one: its length is unknown
     assert (result.n("short"), result.n("long")) == (3, 1)
     own = next(f for f in model.counts if f.startswith("J,S="))
-    assert model.counts[own] == [3, 1, 4]  # the 100 s one is known long; the 3 s one unknown
+    assert model.counts[own] == [3, 1, 4, 3]  # the 100 s one is known long; the 3 s one unknown
     assert result.to_json()["unresolved_tasks"] == 1
 
 

@@ -73,13 +73,17 @@ def test_a_task_is_learned_with_the_progress_it_started_with() -> None:
     live.update(snap(T0))  # maps 0 % done at T0
     later = dataclasses.replace(JOB, maps_completed=60)
     quick = task(7, "SUCCEEDED", T0 + 1 * S, T0 + 4 * S)
+    reduce = dataclasses.replace(task(8, "SUCCEEDED", T0 + 2 * S, T0 + 9 * S), type="REDUCE",
+                                 id="task_1_0001_r_000000")
     no_more_asks = dataclasses.replace(APP, resource_requests=())
-    live.update(snap(T0 + 30 * S, finished=(quick,), job=later, app=no_more_asks))
-    group = "F,S,Q,U,A,P=MAPREDUCE|MAP|default|u|nightly-etl #|0"
-    assert live.model.counts[group] == [1, 0, 1]
+    live.update(snap(T0 + 30 * S, finished=(quick, reduce), job=later, app=no_more_asks))
+    # the reduce started with no map done (the cycle before its start), not 60 %
+    group = "F,S,Q,U,A,P=MAPREDUCE|REDUCE|default|u|nightly-etl #|0"
+    assert live.model.counts[group] == [0, 0, 1, 1]  # a branch: task counts only
+    assert not any(k.startswith("F,S,Q,U,A,P=MAPREDUCE|MAP") for k in live.model.counts)
     # no container seen and no pending request left: the last memory asked is used
     shape = "F,S,Q,U,A,Z,D=MAPREDUCE|MAP|default|u|nightly-etl #|m128|r1|1024"
-    assert live.model.counts[shape] == [1, 0, 1]
+    assert live.model.counts[shape] == [1, 0, 1, 1]
 
 
 def test_container_size_is_the_demand_of_a_running_task() -> None:

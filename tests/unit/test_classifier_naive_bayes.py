@@ -147,7 +147,7 @@ def test_censored_learning_once_and_not_again_at_finish() -> None:
     assert not m.learn_running("t1", f(), 90_000)
     assert not m.learn_finished("t1", f(), 120_000)
     assert m.class_counts == [0, 1]
-    assert m.counts[f()[3]] == [0, 1, 1]  # the job level: [short, long, tasks]
+    assert m.counts[f()[3]] == [0, 1, 1, 0]  # the job level: [short, long, tasks, short tasks]
     assert m.learn_finished("t2", f(), 59_999)  # short: strictly below the threshold
     assert m.learn_finished("t3", f(), 60_000)  # long: at the threshold
     assert not m.learn_finished("t3", f(), 60_000)  # idempotent
