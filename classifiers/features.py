@@ -10,9 +10,9 @@ after the run is used), the same from a trace and live:
 - U user.
 - A application: the job name with the parts that change from run to run
   replaced by ``#`` (:func:`app_name`); without a name, its tags likewise;
-  else ``?``. Always read under its user and queue (levels nest A in U in Q),
-  so one name shared by every job of a cluster (an anonymizer's) pools no two
-  users' jobs.
+  else ``?``. Always read under its user and queue (every level but the job's
+  own keys them), so one name shared by every job of a cluster (an
+  anonymizer's) pools no two users' jobs.
 - Z size: the job's numbers of maps and reduces, each rounded up to a power
   of two (``m64|r8``): the shape of a job whose name says nothing.
 - D demand: the container memory asked for t's stage, rounded up to a power
@@ -25,13 +25,17 @@ after the run is used), the same from a trace and live:
   ``+wait`` (it waits for them in shuffle, however long the queue).
 
 The levels (:data:`LEVELS`) are nested, coarse to fine, each under a parent:
-the main chain ``{F,S} > {F,S,Q} > {F,S,Q,U} > {F,S,Q,U,A} > {F,S,Q,U,A,Z,D}
-> {J,S}`` (cluster stage > queue > user > application > its shape > the job
-itself) and one side branch ``{F,S,Q,U,A,P}`` under the application. The
-model (:mod:`~yarn_advisor.classifiers.naive_bayes`) backs off along them. A
-feature is the level's name and values joined in one string
-(``F,S,Q,U=MAPREDUCE|MAP|etl|alice``). Which level adds what, measured, is
-in the model's docstring.
+the main chain ``{F,S,Q,U} > {F,S,Q,U,A} > {F,S,Q,U,A,Z,D} > {J,S}`` (the
+user's stage in its queue > the application > its shape > the job itself)
+and one side branch ``{F,S,Q,U,A,P}`` refining a reduce by its job's
+progress. The model (:mod:`~yarn_advisor.classifiers.naive_bayes`) backs off
+along them; what each adds, measured, is in its docstring. A feature is the
+level's name and values joined in one string
+(``F,S,Q,U=MAPREDUCE|MAP|etl|alice``). Live, every property comes from what
+the RM and the MapReduce AM (or JobHistoryServer) expose: the application's
+type, user, queue, name and tags, the job's numbers of maps and reduces and
+of maps completed and pending, the container or request size; a trace gives
+the same from its job records (a test on the mini cluster checks they agree).
 """
 
 from __future__ import annotations

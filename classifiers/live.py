@@ -12,6 +12,10 @@ for a task that started and finished between two cycles, from the job progress
 recorded at the last cycle before its start) and remembered until it finishes.
 Only SUCCEEDED tasks are learned at finish: a killed or failed task's run time
 is not its natural length (a killed long one was already learned as censored).
+The properties come from the Snapshot: the application (type, user, queue,
+name, tags, resource requests), the MapReduce job (maps and reduces, completed
+and pending; the JobHistoryServer's view once the application is gone) and
+the container a task runs in.
 """
 
 from __future__ import annotations
