@@ -108,6 +108,9 @@ PROGRESS_LEVEL = "F,S,Q,U,A,P"
 JOB_LEVEL = "J,S"  # the job itself: running ages for the overdue rule
 SHAPE_LEVEL = "F,S,Q,U,A,Z,D"  # its longest short task sets the overdue limit
 MAX_REMEMBERED_TASKS = 200_000
+# Rows of the job level kept: a job's own row matters while it runs; its tasks
+# stay counted in its shape and above when the row goes (oldest learned first).
+MAX_JOB_ROWS = 50_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +180,7 @@ class NaiveBayesTaskClassifier:
         self.running_age_ms: dict[str, int] = {}  # job stage -> oldest running, last cycle
         self.overdue_share = 0.0  # share of running tasks overdue, last cycle
         self._seen: OrderedDict[str, bool] = OrderedDict()  # task id -> learned censored
+        self._jobs: OrderedDict[str, None] = OrderedDict()  # job-level rows, last learned last
 
     @property
     def threshold_s(self) -> float:
@@ -187,6 +191,12 @@ class NaiveBayesTaskClassifier:
         """Add one task of known class (features in level order)."""
         self.class_counts[1 if is_long else 0] += 1
         backoff.add(self.counts, feats, is_long, self._structure_of(feats))
+        if len(feats) > self._job:
+            jobs = self._jobs
+            jobs[feats[self._job]] = None
+            jobs.move_to_end(feats[self._job])
+            while len(jobs) > MAX_JOB_ROWS:
+                self.counts.pop(jobs.popitem(last=False)[0], None)
 
     def learn_finished(self, task_id: str, feats: Sequence[str], duration_ms: int) -> bool:
         """Learn a finished task unless already learned (e.g. censored); True if learned."""
@@ -332,6 +342,8 @@ class NaiveBayesTaskClassifier:
             )
         model.class_counts = list(state.class_counts)
         model.counts = state.counts
+        prefix = JOB_LEVEL + "="
+        model._jobs = OrderedDict((f, None) for f in state.counts if f.startswith(prefix))
         model.short_max_ms = state.short_max_ms
         model._seen = OrderedDict(state.seen)
         return model

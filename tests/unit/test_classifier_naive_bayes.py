@@ -219,3 +219,15 @@ def test_extreme_counts_do_not_overflow() -> None:
     for feats in (f(), f("app7", job="job_7"), f("new", job="job_new")):
         p = m.posterior(feats)
         assert p is not None and 0.0 <= p <= 1.0 and not math.isnan(p)
+
+
+def test_job_rows_are_bounded_their_tasks_stay_in_the_shape(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("yarn_advisor.classifiers.naive_bayes.MAX_JOB_ROWS", 3)
+    m = NaiveBayesTaskClassifier()
+    for j in range(5):
+        _short_tasks(m, 2, prefix=f"j{j}-", job=f"job_{j}")
+    m.learn_finished("again", f(job="job_0"), 5_000)  # job_0 learned last: kept
+    jobs = sorted(k for k in m.counts if k.startswith("J,S="))
+    assert jobs == ["J,S=job_0|MAP", "J,S=job_3|MAP", "J,S=job_4|MAP"]
+    assert m.counts[f()[-1]][2] == 11  # every task still in its shape
