@@ -3,7 +3,8 @@
 Subcommands: ``run`` (the daemon; dry-run unless enforce is configured),
 ``record`` (capture real RM traffic), ``replay`` (offline cycles from a
 recording), ``explain`` (why, for one target), ``rollback`` (undo what the
-actuator did), ``classify-eval`` (the task classifier on traces).
+actuator did), ``classify-eval`` (the task classifier on traces), ``simulate``
+(what-if runs on a simulated cluster, with and without the advisor).
 Exit codes: 0 success, 1 runtime failure, 2 bad usage or configuration.
 """
 
@@ -24,28 +25,45 @@ from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles, report
 from yarn_advisor.advisor.report import CycleReport
 from yarn_advisor.advisor.server import AdvisorServer
 from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.startup import StartupError, check
 from yarn_advisor.advisor.text import cycle_line, recommendation_line
 from yarn_advisor.advisor.wiring import build_live_advisor, build_sensor
 from yarn_advisor.classifiers import cli as classifiers_cli
 from yarn_advisor.config.base import ConfigError
 from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.connectors.http import one_line
 from yarn_advisor.connectors.replay import CycleRecorder, Recording, RecordingError, open_recording
+from yarn_advisor.simulator import cli as simulator_cli
 
 log = logging.getLogger("yarn_advisor")
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand. A problem is one clear message and a non-zero exit: 2 for a
+    bad configuration, recording or machine, 1 for anything else (``--debug``: the
+    traceback instead)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
-    except (ConfigError, RecordingError) as exc:
+    except (ConfigError, RecordingError, StartupError) as exc:
+        if args.debug:
+            raise
         print(f"yarn-advisor: {exc}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:
+        if args.debug:
+            raise
+        print(f"yarn-advisor: {args.command} failed: {type(exc).__name__}: {one_line(exc)} "
+              "(--debug shows the traceback)", file=sys.stderr)
+        return 1
 
 
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="yarn-advisor", description=__doc__.split("\n")[0])
+    p.add_argument("--debug", action="store_true", help="show tracebacks (for bug reports)")
     sub = p.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the advisor (dry-run by default)")
@@ -78,6 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
     explain.register(sub)
     rollback.register(sub)
     classifiers_cli.register(sub)
+    simulator_cli.register(sub)
     return p
 
 
@@ -96,18 +115,22 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.port is not None:
         overrides.setdefault("server", {})["port"] = args.port
     cfg = load_config(args.config, overrides)
+    check(cfg, writes_state=not args.replay)
     setup_logging(cfg)
     if not cfg.dry_run and not args.replay:
         log.warning("ENFORCE mode: the actuator will write to the RM within its guardrails "
                     "(journal: %s)", journal_path(cfg))
-    log.info("configuration %s: %s", cfg.fingerprint(),
-             json.dumps(cfg.model_dump(mode="json", by_alias=True), sort_keys=True))
+    log.info("configuration %s: %s", cfg.fingerprint(), json.dumps(cfg.redacted(), sort_keys=True))
     recording = open_recording(args.replay) if args.replay else None
     advisor = replay_advisor(recording, cfg) if recording else build_live_advisor(cfg)
     server = None
     if cfg.server.enabled:
-        server = AdvisorServer(advisor, cfg.server.host, cfg.server.port,
-                               cfg.sense.interval_s).start()
+        try:
+            server = AdvisorServer(advisor, cfg.server.host, cfg.server.port,
+                                   cfg.sense.interval_s).start()
+        except OSError as exc:
+            raise StartupError([f"server: cannot listen on {cfg.server.host}:"
+                                f"{cfg.server.port}: {exc.strerror or exc}"]) from None
         log.info("serving /metrics, /healthz, /recommendations on http://%s:%d",
                  cfg.server.host, server.port)
     try:
@@ -146,6 +169,7 @@ def _print_recommendations(report: CycleReport) -> None:
 
 def cmd_record(args: argparse.Namespace) -> int:
     cfg = load_config(args.config, {"rm": {"urls": args.rm, "history_url": args.history}})
+    check(cfg, writes_state=False)
     setup_logging(cfg)
     recorder = CycleRecorder(args.out)
     sensor = build_sensor(cfg, recorder)

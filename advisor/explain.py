@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from yarn_advisor.advisor.recommendation import Recommendation
 from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.settings import load_config, with_overrides
+from yarn_advisor.advisor.startup import check
 from yarn_advisor.advisor.text import value_text
 from yarn_advisor.advisor.wiring import build_advisor, build_sensor, http_client
 from yarn_advisor.config.schema import AdvisorConfig
@@ -39,6 +41,7 @@ def register(sub: Any) -> None:
 
 def cmd_explain(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
+    check(cfg, writes_state=False)
     try:
         cycle, recs = _latest(args, cfg)
     except (ConnectorError, ValueError) as exc:
@@ -77,7 +80,9 @@ def _latest(args: argparse.Namespace, cfg: AdvisorConfig
             if any(r.target == args.target for r in report.recommendations):
                 found = (report.number, list(report.recommendations))
         return found
-    report = build_advisor(cfg, build_sensor(cfg)).run_once()
+    scratch = with_overrides(cfg, {"dry_run": True, "actuator": {"journal_path": None},
+                                   "state_dir": tempfile.mkdtemp(prefix="yarn-advisor-explain-")})
+    report = build_advisor(scratch, build_sensor(scratch), persist=False).run_once()
     if report.outcome != "ok":
         raise ValueError(f"cycle skipped ({report.reason})")
     return report.number, list(report.recommendations)

@@ -11,7 +11,8 @@ The actuator writes, per action id:
 - ``intent`` before a write is sent: kind, target, desired ``value`` and the
   ``previous`` value read from the RM just before;
 - ``result`` after it: ``outcome``, whether it was ``sent``, the RM's
-  ``answer``, the value ``observed`` when read back, and any ``error``;
+  ``answer``, the value ``observed`` when read back, and any ``error``
+  (``not_held``: the RM accepted the write but kept another value);
 - ``dry_run`` (what would have been done) and ``blocked`` (which guardrail
   stopped it) when nothing is sent.
 
@@ -97,6 +98,7 @@ class Entry:
     error: str | None = None
     status: int | None = None
     rollback_of: str | None = None
+    count: int | None = None  # a summary line: how many blocked recommendations it stands for
     ts: float = 0.0
 
     def to_json(self) -> dict[str, Any]:
@@ -121,7 +123,9 @@ class Entry:
                 answer=data.get("answer"), observed=data.get("observed"),
                 error=_opt_str(data.get("error")),
                 status=data["status"] if isinstance(data.get("status"), int) else None,
-                rollback_of=_opt_str(data.get("rollback_of")), ts=float(data.get("ts", 0.0)))
+                rollback_of=_opt_str(data.get("rollback_of")),
+                count=data["count"] if isinstance(data.get("count"), int) else None,
+                ts=float(data.get("ts", 0.0)))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"not a journal entry: {exc}") from None
 
@@ -142,21 +146,45 @@ class Action:
     value: Any
     previous: Any
     sent: bool
-    outcome: str  # applied | noop | refused | failed | unknown | standby | ... | "" (no result)
+    outcome: str  # applied | not_held | noop | refused | failed | unknown | standby | ... | ""
     answer: Any = None
     rollback_of: str | None = None
 
 
 @dataclass
 class Journal:
-    """An append-only, fsync'd JSON-lines file."""
+    """An append-only, fsync'd JSON-lines file, rotated by size.
+
+    When the live file passes ``max_bytes`` it becomes ``<path>.1`` (``.1`` becomes
+    ``.2`` ...; ``keep`` rotated files are kept, the oldest is dropped), so a
+    daemon in dry-run for months keeps a bounded journal. :meth:`entries` and
+    :meth:`actions` (what rollback reads) read the rotated files too, oldest first.
+    """
 
     path: Path
+    max_bytes: int = 64 << 20
+    keep: int = 4
     unreadable: int = 0  # lines that could not be read back (torn or garbled)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
+
+    def segments(self) -> list[Path]:
+        """The rotated files, oldest first, then the live file (those that exist)."""
+        rotated = [self.path.with_name(f"{self.path.name}.{i}") for i in range(self.keep, 0, -1)]
+        return [p for p in (*rotated, self.path) if p.exists()]
+
+    def _rotate_if_full(self) -> None:
+        try:
+            if self.path.stat().st_size < self.max_bytes:
+                return
+        except FileNotFoundError:
+            return
+        for i in range(self.keep, 0, -1):
+            src = self.path.with_name(f"{self.path.name}.{i - 1}") if i > 1 else self.path
+            if src.exists():
+                os.replace(src, self.path.with_name(f"{self.path.name}.{i}"))
 
     def append(self, entry: Entry) -> Entry:
         """Write one entry (``ts`` set now when it has none) and fsync it."""
@@ -164,6 +192,7 @@ class Journal:
             entry = replace(entry, ts=time.time())
         line = (json.dumps(entry.to_json(), sort_keys=True, default=str) + "\n").encode()
         with self._lock:
+            self._rotate_if_full()
             created = not self.path.exists()
             if created:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -180,16 +209,22 @@ class Journal:
         return entry
 
     def read(self, offset: int = 0) -> tuple[list[Entry], int]:
-        """Entries from byte ``offset`` on, and the offset after the last whole line.
+        """Entries of the live file from byte ``offset`` on, and the offset after the
+        last whole line (a file shorter than ``offset`` was rotated: read from 0).
 
         An unterminated tail may still be being written, so it is left for the
         next read; a line that does not parse is counted in ``unreadable``."""
+        return self._read(self.path, offset)
+
+    def _read(self, path: Path, offset: int) -> tuple[list[Entry], int]:
         try:
-            with open(self.path, "rb") as fh:
+            with open(path, "rb") as fh:
+                if os.fstat(fh.fileno()).st_size < offset:
+                    offset = 0
                 fh.seek(offset)
                 data = fh.read()
         except FileNotFoundError:
-            return [], offset
+            return [], 0
         end = data.rfind(b"\n") + 1
         out: list[Entry] = []
         for raw in data[:end].splitlines():
@@ -203,8 +238,8 @@ class Journal:
         return out, offset + end
 
     def entries(self) -> list[Entry]:
-        """Every readable entry, from the start."""
-        return self.read()[0]
+        """Every readable entry of every segment, oldest first."""
+        return [e for path in self.segments() for e in self._read(path, 0)[0]]
 
     def actions(self) -> list[Action]:
         """Every action that has an ``intent`` or a ``result``, in journal order."""
@@ -273,9 +308,24 @@ def journaled_write(writer: Writer, journal: Journal, base: Entry,
                          error=f"{type(exc).__name__}: {exc}",
                          status=getattr(exc, "status", None), observed=observed)
     else:
-        result = replace(result, outcome=out.status, sent=sent, previous=out.previous,
+        result = replace(result, outcome=_held(out, base.value), sent=sent, previous=out.previous,
                          answer=out.answer, observed=out.observed)
     return journal.append(result)
+
+
+# levers the RM applies synchronously, so the value read back right after the
+# write is the one it kept (node resources and labels settle through events)
+_READ_BACK = frozenset({Kind.SET_APP_PRIORITY, Kind.MOVE_APP_QUEUE, Kind.UPDATE_SCHEDULER_CONF})
+
+
+def _held(out: WriteOutcome, value: Any) -> str:
+    """``applied``, unless the value read back after the write is not the one sent
+    (the RM accepted it and kept another, e.g. a priority capped at the cluster's
+    maximum): then ``not_held``, so nobody counts it as done."""
+    if out.status == "applied" and out.kind in _READ_BACK and out.observed is not None \
+            and not lever(out.kind).same(out.observed, value):
+        return "not_held"
+    return out.status
 
 
 def _failure(writer: Writer, exc: Exception, sent: bool, kind: Kind, target: str,

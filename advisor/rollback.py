@@ -25,7 +25,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from yarn_advisor.advisor.actuator import journal_path
+from yarn_advisor.advisor.actuator import open_journal
 from yarn_advisor.advisor.journal import (
     Action,
     Entry,
@@ -37,6 +37,7 @@ from yarn_advisor.advisor.journal import (
 )
 from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.startup import check
 from yarn_advisor.advisor.wiring import http_client
 from yarn_advisor.connectors.rm import RMClient
 from yarn_advisor.connectors.rm_write import RMWriter
@@ -139,12 +140,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
 
 def cmd_rollback(args: argparse.Namespace) -> int:
     cfg = load_config(args.config)
+    check(cfg)
     try:
         since = None if args.since is None else parse_time(args.since, time.time())
     except argparse.ArgumentTypeError as exc:
         print(f"rollback: {exc}", file=sys.stderr)
         return 2
-    journal = Journal(journal_path(cfg))
+    journal = open_journal(cfg)
     actions = select(journal.actions(), since, args.action)
     if args.action is not None and not actions:
         print(f"rollback: no action {args.action!r} in {journal.path}", file=sys.stderr)

@@ -27,9 +27,10 @@ def http_client(cfg: AdvisorConfig, recorder: Recorder | None = None) -> HttpCli
         cert = (rm.tls.client_cert, rm.tls.client_key) if rm.tls.client_key else rm.tls.client_cert
     return HttpClient(
         timeout=(rm.timeout.connect_s, rm.timeout.read_s),
+        total_timeout=rm.timeout.total_s,
         retry=RetryPolicy(rm.retry.attempts, rm.retry.base_delay_s, rm.retry.max_delay_s,
                           rm.retry.deadline_s),
-        auth=AuthConfig(rm.auth.method, rm.auth.user, rm.auth.principal),
+        auth=AuthConfig(rm.auth.method, rm.auth.user, rm.auth.principal, rm.auth.keytab),
         verify=verify,
         client_cert=cert,
         recorder=recorder,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -25,6 +26,7 @@ from yarn_advisor.config.base import ConfigError, ConfigModel, Seq, validate
 
 DEFAULTS = Path(__file__).with_name("defaults.yaml")
 _HTTP = ("http://", "https://")
+_USERINFO = re.compile(r"(?P<scheme>https?://)[^/@\s\"]*@")
 
 
 def _http_url(url: str) -> str:
@@ -37,6 +39,15 @@ class Auth(ConfigModel):
     method: Literal["simple", "kerberos", "none"] = "simple"
     user: str = "yarn-advisor"
     principal: str | None = None
+    keytab: str | None = None  # kerberos: the advisor logs itself in and renews
+
+    @model_validator(mode="after")
+    def _kerberos_settings(self) -> Auth:
+        if self.keytab is not None and not self.principal:
+            raise ValueError("keytab needs principal (the keytab's principal to log in as)")
+        if (self.keytab is not None or self.principal) and self.method != "kerberos":
+            raise ValueError("principal and keytab are for method kerberos")
+        return self
 
 
 class Tls(ConfigModel):
@@ -55,6 +66,7 @@ class Tls(ConfigModel):
 class Timeout(ConfigModel):
     connect_s: float = Field(3.0, gt=0)
     read_s: float = Field(10.0, gt=0)
+    total_s: float = Field(30.0, gt=0)  # a whole answer, however slowly it trickles
 
 
 class Retry(ConfigModel):
@@ -151,10 +163,30 @@ class Scope(ConfigModel):
         return (not self.allow or hit(self.allow)) and not hit(self.deny)
 
 
+class KindLimits(ConfigModel):
+    """Per-target limits for one kind of action, in place of the actuator-wide ones."""
+
+    cooldown_s: float | None = Field(None, ge=0)
+    max_actions_per_target: int | None = Field(None, ge=1)
+
+
+# the kinds the actuator writes (advisor.recommendation.Kind minus the advisory ones;
+# a unit test checks the two agree: the configuration imports nothing of the advisor)
+LEVER_KINDS = ("set_app_priority", "move_app_queue", "kill_app", "update_scheduler_conf",
+               "replace_node_labels", "update_node_resource", "signal_container",
+               "add_cluster_labels", "remove_cluster_labels")
+
+# a node's schedulable resource follows measured use (OPERA's ramp and its return):
+# a few changes an hour would leave the lent headroom idle for most of it
+NODE_RESOURCE_LIMITS = KindLimits(cooldown_s=20.0, max_actions_per_target=60)
+
+
 class ActuatorSettings(ConfigModel):
     """The one writer's guardrails (enforce itself: top-level and per-policy ``dry_run``)."""
 
     journal_path: str | None = None
+    journal_max_mb: float = Field(64.0, gt=0)
+    journal_keep: int = Field(4, ge=1)
     kill_switch: bool = False
     kill_switch_file: str | None = None
     allow_kill_like: bool = False
@@ -170,6 +202,27 @@ class ActuatorSettings(ConfigModel):
     max_snapshot_age_s: float = Field(120.0, gt=0)
     overcommit_timeout_ms: int = Field(-1, ge=-1)
     rollback_hold_s: float = Field(3600.0, ge=0)
+    kinds: dict[str, KindLimits] = Field(
+        default_factory=lambda: {"update_node_resource": NODE_RESOURCE_LIMITS})
+
+    @field_validator("kinds")
+    @classmethod
+    def _known_kinds(cls, kinds: dict[str, KindLimits]) -> dict[str, KindLimits]:
+        bad = [k for k in kinds if k not in LEVER_KINDS]
+        if bad:
+            raise ValueError(f"unknown kind(s) {', '.join(bad)} "
+                             f"(known: {', '.join(sorted(LEVER_KINDS))})")
+        return kinds
+
+    def cooldown_s_for(self, kind: str) -> float:
+        limits = self.kinds.get(kind)
+        return self.cooldown_s if limits is None or limits.cooldown_s is None else \
+            limits.cooldown_s
+
+    def max_actions_per_target_for(self, kind: str) -> int:
+        limits = self.kinds.get(kind)
+        return self.max_actions_per_target if limits is None or \
+            limits.max_actions_per_target is None else limits.max_actions_per_target
 
 
 class PolicySection(ConfigModel):
@@ -217,6 +270,12 @@ class AdvisorConfig(ConfigModel):
     actuator: ActuatorSettings = ActuatorSettings()
     policies: Policies = Policies()
 
+    def redacted(self) -> dict[str, Any]:
+        """The configuration as JSON, with the user and password of every URL hidden
+        (what the start-up log line shows)."""
+        text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
+        return dict(json.loads(_USERINFO.sub(r"\g<scheme>***@", text)))
+
     def fingerprint(self) -> str:
         """A short hash of the effective configuration (shown in metrics and logs)."""
         text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
@@ -259,14 +318,32 @@ def from_dict(data: object, policies: ParamsModels | None = None) -> AdvisorConf
     return validate(model_for(policies or {}), data)
 
 
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that refuses a key given twice in one mapping (YAML keeps the
+    last one silently, so a repeated key would hide the setting the operator meant)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"duplicate key {key!r}", key_node.start_mark)
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
 def read_yaml(path: Path) -> dict[str, Any]:
-    """A YAML file's top-level mapping, or ConfigError saying why not."""
+    """A YAML file's top-level mapping, or ConfigError saying why not (unreadable, not
+    UTF-8, not YAML, a key given twice, empty, or not a mapping)."""
     try:
-        data = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError([f"{path}: cannot read: {exc}"]) from None
+        text = path.read_bytes().decode("utf-8")
+        data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise ConfigError([f"{path}: cannot read: {' '.join(str(exc).split())}"]) from None
     if data is None:
-        return {}
+        raise ConfigError([f"{path}: the file is empty (leave out --config to run with "
+                           "the defaults)"])
     if not isinstance(data, dict):
         raise ConfigError([f"{path}: the top level must be a mapping, not {type(data).__name__}"])
     return data

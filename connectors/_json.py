@@ -87,17 +87,24 @@ def require_str(item: JSON, key: str, what: str, endpoint: str) -> str:
     raise ParseError(f"{endpoint}: {what} has {key}={value!r}, expected a non-empty string")
 
 
+# No counter, size or time the RM reports comes near 2^63 (what Java's long holds):
+# a larger number is junk, read as the default like any other junk.
+MAX_INT = 2**63 - 1
+
+
 def as_int(value: object, default: int = 0) -> int:
-    """An int from an int, float, numeric string or bool; ``default`` otherwise."""
+    """An int from an int, float, numeric string or bool; ``default`` otherwise
+    (and for numbers beyond Java's long)."""
     if type(value) is int:
-        return value
+        return value if -MAX_INT <= value <= MAX_INT else default
     if value is None:
         return default
     if isinstance(value, str):
         try:
-            return int(value)
+            n = int(value)
         except ValueError:
             return _float_to_int(_parse_float(value), default)
+        return n if -MAX_INT <= n <= MAX_INT else default
     if isinstance(value, float):
         return _float_to_int(value, default)
     if isinstance(value, int):  # bool
@@ -110,7 +117,7 @@ def as_float(value: object, default: float = 0.0) -> float:
     if type(value) is float:
         return value if math.isfinite(value) else default
     if type(value) is int:
-        return float(value)
+        return float(value) if -MAX_INT <= value <= MAX_INT else default
     if value is None:
         return default
     if isinstance(value, str):
@@ -253,4 +260,4 @@ def _parse_float(text: str) -> float:
 
 
 def _float_to_int(value: float, default: int) -> int:
-    return int(value) if math.isfinite(value) else default
+    return int(value) if math.isfinite(value) and abs(value) <= MAX_INT else default

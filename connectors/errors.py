@@ -14,6 +14,17 @@ cycle; nothing below it is allowed to escape as a ``requests`` exception::
 
 from __future__ import annotations
 
+import re
+
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
+
+
+def redact_url(text: str) -> str:
+    """``text`` with the user and password of every URL in it replaced by ``***``
+    (``http://user:pass@rm:8088`` -> ``http://***@rm:8088``): nothing the advisor logs,
+    journals or serves may carry a secret from a configured URL."""
+    return _USERINFO.sub(r"\g<scheme>***@", text)
+
 
 class ConnectorError(Exception):
     """Base of every error a connector raises."""
@@ -45,7 +56,8 @@ class HTTPStatusError(ConnectorError):
     reason = "http_status"
 
     def __init__(self, status: int, url: str, body: str = "") -> None:
-        super().__init__(f"HTTP {status} from {url}: {body[:200]}")
+        url = redact_url(url)
+        super().__init__(f"HTTP {status} from {url}: {' '.join(body[:200].split())}")
         self.status = status
         self.url = url
         self.body = body

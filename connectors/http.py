@@ -19,6 +19,7 @@ from typing import Any, Protocol
 
 import pydantic_core
 import requests
+import urllib3
 
 from yarn_advisor.advisor.gcpause import paused_gc
 from yarn_advisor.connectors.errors import (
@@ -28,7 +29,9 @@ from yarn_advisor.connectors.errors import (
     ParseError,
     TimeoutError_,
     UnavailableError,
+    redact_url,
 )
+from yarn_advisor.connectors.kerberos import KerberosLogin, SpnegoAuth  # gssapi: lazily
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 
@@ -59,13 +62,16 @@ class AuthConfig:
     """How to authenticate to the RM web services.
 
     ``simple``: pseudo auth, ``user.name`` is sent as a query parameter.
-    ``kerberos``: SPNEGO through the optional ``requests-gssapi`` package.
+    ``kerberos``: SPNEGO (:mod:`yarn_advisor.connectors.kerberos`, the optional
+    ``kerberos`` extra), as ``principal`` logged in from ``keytab``, or from the
+    ticket cache when ``keytab`` is None.
     ``none``: send nothing (the RM then acts as its static web user).
     """
 
     method: str = "simple"
     user: str = "yarn-advisor"
     principal: str | None = None
+    keytab: str | None = None
 
 
 class Recorder(Protocol):
@@ -78,6 +84,9 @@ class HttpClient:
     """A ``requests`` session with the project's timeouts, retries and auth."""
 
     timeout: tuple[float, float] = (3.0, 10.0)
+    # the whole answer (headers and body) of one request must arrive within this:
+    # the read timeout bounds each socket read only, so a trickled body would not end
+    total_timeout: float = 30.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     auth: AuthConfig = field(default_factory=AuthConfig)
     verify: bool | str = True
@@ -93,7 +102,7 @@ class HttpClient:
             self.session.cert = self.client_cert
         self.session.headers["Accept"] = "application/json"
         if self.auth.method == "kerberos":
-            self.session.auth = _spnego_auth(self.auth.principal)
+            self.session.auth = SpnegoAuth(KerberosLogin(self.auth.principal, self.auth.keytab))
 
     def _params(self, params: Mapping[str, str] | None) -> dict[str, str]:
         merged = dict(params or {})
@@ -115,23 +124,29 @@ class HttpClient:
     ) -> requests.Response:
         """Send one request with retries; return a 2xx or 3xx response."""
         hdrs = dict(headers or {})
+        shown = redact_url(url)
         if method not in ("GET", "HEAD", "OPTIONS"):
             hdrs.setdefault("X-XSRF-HEADER", "yarn-advisor")
         delays = self.retry.delays() if idempotent else []
         started = time.monotonic()
         for attempt in range(len(delays) + 1):
+            sent_at = time.monotonic()
             try:
                 resp = self.session.request(
                     method, url, params=self._params(params), data=data, json=json_body,
                     headers=hdrs, timeout=self.timeout, allow_redirects=allow_redirects,
                     # explicit: otherwise REQUESTS_CA_BUNDLE in the environment
                     # silently replaces the configured CA bundle
-                    verify=self.verify,
+                    verify=self.verify, stream=True,
                 )
+                _read_body(resp, sent_at + self.total_timeout)
+            except _TotalTimeout:
+                err: ConnectorError = TimeoutError_(
+                    f"{method} {shown}: no whole answer within {self.total_timeout:g}s")
             except requests.Timeout as exc:
-                err: ConnectorError = TimeoutError_(f"{method} {url}: timed out ({one_line(exc)})")
+                err = TimeoutError_(f"{method} {shown}: timed out ({one_line(exc)})")
             except requests.RequestException as exc:
-                err = UnavailableError(f"{method} {url}: {type(exc).__name__}: {one_line(exc)}")
+                err = UnavailableError(f"{method} {shown}: {type(exc).__name__}: {one_line(exc)}")
             else:
                 self._record(method, resp)
                 if resp.status_code < 400:
@@ -160,9 +175,39 @@ class HttpClient:
             self.recorder.record(method, resp.url, resp.status_code, ctype, resp.text)
 
 
+class _TotalTimeout(Exception):
+    """The answer did not arrive whole within the total timeout."""
+
+
+def _read_body(resp: requests.Response, deadline: float) -> None:
+    """Read the body of a streamed response, one socket read at a time, giving up
+    at ``deadline``; then it is there for ``resp.text`` as if not streamed."""
+    chunks: list[bytes] = []
+    try:
+        while True:
+            if time.monotonic() > deadline:
+                raise _TotalTimeout
+            chunk = resp.raw.read1(1 << 16, decode_content=True)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except _TotalTimeout:
+        resp.close()
+        raise
+    except (OSError, urllib3.exceptions.HTTPError) as exc:  # reset, cut short, timed out
+        resp.close()
+        if isinstance(exc, urllib3.exceptions.ReadTimeoutError):
+            raise requests.Timeout(str(exc)) from exc
+        raise requests.ConnectionError(str(exc)) from exc
+    # requests keeps a read body in these two attributes (what .content does)
+    resp._content = b"".join(chunks)
+    resp._content_consumed = True  # type: ignore[attr-defined]
+
+
 def one_line(exc: BaseException, limit: int = 300) -> str:
-    """An exception's message on one line, bounded (some libraries write paragraphs)."""
-    text = " ".join(str(exc).split())
+    """An exception's message on one line, bounded (some libraries write paragraphs),
+    with any URL's user and password hidden."""
+    text = redact_url(" ".join(str(exc).split()))
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -176,19 +221,10 @@ def decode_json(text: str, url: str) -> Any:
         with paused_gc():  # decoding allocates no cycles; skip the collector's walks
             return pydantic_core.from_json(text)
     except ValueError as exc:
-        raise ParseError(f"{url}: body is not JSON ({one_line(exc)}): {text[:120]!r}") from exc
+        raise ParseError(f"{redact_url(url)}: body is not JSON ({one_line(exc)}): "
+                         f"{text[:120]!r}") from exc
 
 
 def _status_error(resp: requests.Response) -> HTTPStatusError:
     cls = AuthError if resp.status_code in (401, 403) else HTTPStatusError
     return cls(resp.status_code, resp.url, resp.text)
-
-
-def _spnego_auth(principal: str | None) -> Any:
-    try:
-        from requests_gssapi import HTTPSPNEGOAuth  # type: ignore[import-not-found]
-    except ImportError as exc:  # pragma: no cover - depends on the optional extra
-        raise ConnectorError(
-            "auth.method 'kerberos' needs the optional extra: pip install 'yarn-advisor[kerberos]'"
-        ) from exc
-    return HTTPSPNEGOAuth(principal=principal, opportunistic_auth=True)

@@ -27,6 +27,8 @@ from typing import Any
 import responses
 import yaml
 
+from yarn_advisor.connectors.errors import redact_url
+
 FORMAT = 1
 MANIFEST = "recording.json"
 
@@ -41,7 +43,7 @@ class CycleRecorder:
     def record(self, method: str, url: str, status: int, content_type: str, body: str) -> None:
         self.exchanges.append({"response": {
             "method": method,
-            "url": url,
+            "url": redact_url(url),
             "status": status,
             "content_type": content_type or "text/plain",
             "body": body,
@@ -95,34 +97,59 @@ class RecordingError(ValueError):
 
 
 def open_recording(path: str | Path) -> Recording:
+    """Open and check a recording: its manifest and every cycle file, whole, before the
+    first cycle is replayed (a broken file is found now, not after cycles were printed).
+    Cycles must be numbered 1..N with none missing."""
     root = Path(path)
     try:
         manifest = json.loads((root / MANIFEST).read_text())
     except (OSError, ValueError) as exc:
-        raise RecordingError(f"{root}: not a recording ({MANIFEST}: {exc})") from exc
-    if manifest.get("format") != FORMAT or not manifest.get("rm_urls"):
-        raise RecordingError(f"{root}: unsupported recording format {manifest.get('format')!r}")
-    cycles = []
-    for file in sorted(root.glob("cycle-*.yaml")):
-        header = _header(file)
-        cycles.append(RecordedCycle(int(header["cycle"]), int(header["taken_at"]), file))
+        raise RecordingError(f"{root}: not a recording ({MANIFEST}: {_line(exc)})") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != FORMAT \
+            or not manifest.get("rm_urls"):
+        raise RecordingError(f"{root}: unsupported recording (format "
+                             f"{manifest.get('format') if isinstance(manifest, dict) else None!r})")
+    cycles = [_checked_cycle(file) for file in sorted(root.glob("cycle-*.yaml"))]
     if not cycles:
         raise RecordingError(f"{root}: no cycle-*.yaml files")
+    for n, cycle in enumerate(cycles, start=1):
+        if cycle.number != n:
+            raise RecordingError(f"{root}: cycle {n} is missing (cycle-{n:04d}.yaml)")
     return Recording(root, manifest, tuple(cycles))
 
 
-def _header(file: Path) -> dict[str, Any]:
-    """Read only the ``yarn_advisor`` header (the first lines) of a cycle file."""
-    lines = []
-    with file.open() as fh:
-        for line in fh:
-            if line.startswith("responses:"):
-                break
-            lines.append(line)
-    header = (yaml.safe_load("".join(lines)) or {}).get("yarn_advisor")
-    if not isinstance(header, dict) or "taken_at" not in header:
+def _checked_cycle(file: Path) -> RecordedCycle:
+    """One cycle file, read whole: header and exchanges in the expected shape."""
+    try:
+        doc = yaml.load(file.read_bytes().decode("utf-8"), Loader=_Loader)
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        raise RecordingError(f"{file}: not a readable cycle file: {_line(exc)}") from None
+    header = doc.get("yarn_advisor") if isinstance(doc, dict) else None
+    if not isinstance(header, dict):
         raise RecordingError(f"{file}: missing yarn_advisor header")
-    return header
+    number, taken_at = header.get("cycle"), header.get("taken_at")
+    if not isinstance(number, int) or not isinstance(taken_at, int):
+        raise RecordingError(f"{file}: the header needs integer 'cycle' and 'taken_at'")
+    if file.name != f"cycle-{number:04d}.yaml":
+        raise RecordingError(f"{file}: the header says cycle {number}")
+    exchanges = doc.get("responses")
+    if not isinstance(exchanges, list) or not all(_exchange(x) for x in exchanges):
+        raise RecordingError(f"{file}: 'responses' must list recorded exchanges "
+                             "(method, url, status, body)")
+    return RecordedCycle(number, taken_at, file)
+
+
+def _exchange(item: object) -> bool:
+    r = item.get("response") if isinstance(item, dict) else None
+    return isinstance(r, dict) and isinstance(r.get("url"), str) \
+        and isinstance(r.get("status"), int) and isinstance(r.get("body"), str)
+
+
+def _line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300]
+
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @contextlib.contextmanager

@@ -17,11 +17,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from yarn_advisor.connectors.errors import (
+    AuthError,
     ConnectorError,
     HTTPStatusError,
     ParseError,
     StandbyError,
     UnavailableError,
+    redact_url,
 )
 from yarn_advisor.connectors.http import HttpClient
 from yarn_advisor.connectors.parse_rm import (
@@ -81,29 +83,33 @@ class RMClient:
         seen: list[str] = []
         kinds: set[type[ConnectorError]] = set()
         for url in self.urls:
+            shown = redact_url(url)
             try:
                 body = self.http.get_json(f"{url}{BASE}/info")
                 state = str(body["clusterInfo"].get("haState", "ACTIVE"))
             except ConnectorError as exc:
-                seen.append(f"{url}: {exc}")
+                seen.append(f"{shown}: {exc}")
                 kinds.add(type(exc))
                 continue
             except (KeyError, TypeError, AttributeError) as exc:
-                seen.append(f"{url}: unexpected /cluster/info body ({exc!r})")
+                seen.append(f"{shown}: unexpected /cluster/info body ({exc!r})")
                 kinds.add(ParseError)
                 continue
             if state == "ACTIVE":
                 self._active = url
                 return url, body
-            seen.append(f"{url}: {state}")
+            seen.append(f"{shown}: {state}")
             kinds.add(StandbyError)
         self._active = None
         only = kinds.pop() if len(kinds) == 1 else UnavailableError
+        why = "; ".join(seen)
         if only is StandbyError:
-            raise StandbyError("no active ResourceManager: " + "; ".join(seen))
+            raise StandbyError("no active ResourceManager: " + why)
+        if only is AuthError:  # every RM refused our credentials: say so, it is not an outage
+            raise AuthError(401, "every ResourceManager", "authentication refused: " + why)
         if issubclass(only, HTTPStatusError):
             only = UnavailableError
-        raise only("no active ResourceManager reachable: " + "; ".join(seen))
+        raise only("no active ResourceManager reachable: " + why)
 
     def get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
         """GET a path on the active RM, re-resolving once after a failover."""

@@ -24,7 +24,13 @@ from xml.sax.saxutils import escape
 
 from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.connectors._json import as_int, as_list, as_resources
-from yarn_advisor.connectors.errors import ConnectorError, HTTPStatusError, ParseError, StandbyError
+from yarn_advisor.connectors.errors import (
+    ConnectorError,
+    HTTPStatusError,
+    ParseError,
+    StandbyError,
+    redact_url,
+)
 from yarn_advisor.connectors.http import decode_json
 from yarn_advisor.connectors.rm import BASE, RMClient
 
@@ -93,8 +99,8 @@ class RMWriter:
         resp = self.rm.http.request(method, url, params=params, data=xml, json_body=json_body,
                                     headers=headers, idempotent=False)
         if 300 <= resp.status_code < 400:
-            raise StandbyError(f"{method} {url}: {resp.status_code} (the RM is not active): "
-                               f"{resp.text[:200]}")
+            raise StandbyError(f"{method} {redact_url(url)}: {resp.status_code} "
+                               f"(the RM is not active): {resp.text[:200]}")
         text = resp.text.strip()
         body: Any = text[:2000]
         if text[:1] in ("{", "["):

@@ -72,15 +72,16 @@ TRACE_BUILDER = "org.apache.hadoop.tools.rumen.TraceBuilder"
 ANONYMIZER = "org.apache.hadoop.tools.rumen.Anonymizer"
 
 
-def classpath() -> str:
-    """Resolve the Hadoop jars with Maven (cached by the pom's hash)."""
-    digest = hashlib.sha256(POM.read_bytes()).hexdigest()[:16]
+def classpath(pom: Path = POM) -> str:
+    """Resolve the jars of ``pom`` (the Hadoop cluster's by default) with Maven,
+    cached by the pom's hash."""
+    digest = hashlib.sha256(pom.read_bytes()).hexdigest()[:16]
     cp_file = CACHE / f"classpath-{digest}.txt"
     if not cp_file.exists() or not all(Path(p).exists() for p in cp_file.read_text().split(":")):
         CACHE.mkdir(parents=True, exist_ok=True)
         tmp = cp_file.with_suffix(".tmp")
         subprocess.run(
-            ["mvn", "-B", "-q", "-f", str(POM), "dependency:build-classpath",
+            ["mvn", "-B", "-q", "-f", str(pom), "dependency:build-classpath",
              f"-Dmdep.outputFile={tmp}"],
             check=True,
         )
@@ -142,6 +143,30 @@ class NodeSpec:
     vcores: int
 
 
+@dataclass(frozen=True)
+class KerberosSetup:
+    """What a Kerberized cluster needs from a KDC (tests/kerberos/_kdc.py starts one).
+
+    Every daemon logs in from ``service_keytab`` (rm/, nm/ and jhs/ at ``host``, and
+    the HTTP/ principals of every web address: the RM's, the JobHistoryServer's and
+    each NodeManager's loopback address); their web endpoints take SPNEGO only. The
+    harness itself reads the REST API as ``client_principal`` from ``client_keytab``.
+    """
+
+    realm: str
+    krb5_conf: Path
+    service_keytab: Path
+    client_keytab: Path
+    client_principal: str
+    host: str = "localhost"
+    # seconds a hadoop.auth cookie stays valid (Hadoop's default is 10 h); short,
+    # so clients go through SPNEGO again within one ticket lifetime
+    cookie_validity_s: int = 10
+
+    def principal(self, service: str) -> str:
+        return f"{service}/{self.host}@{self.realm}"
+
+
 @dataclass
 class SubmittedApp:
     """A client JVM that submitted (and, for MapReduce, waits on) one application."""
@@ -161,6 +186,7 @@ class MiniCluster:
     workdir: Path
     nodes: tuple[NodeSpec, ...] = (NodeSpec(6144, 6), NodeSpec(3072, 3))
     extra_conf: dict[str, object] = field(default_factory=dict)
+    kerberos: KerberosSetup | None = None
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
     clients: list[subprocess.Popen[str]] = field(default_factory=list)
@@ -253,6 +279,7 @@ class MiniCluster:
         (d / "core-site.xml").write_text(_site_xml({
             "fs.defaultFS": "file:///",
             "hadoop.tmp.dir": f"{self.workdir}/tmp/{name}",
+            **self._core_security(),
         }))
         (d / "yarn-site.xml").write_text(_site_xml(yarn))
         (d / "mapred-site.xml").write_text(_site_xml(mapred))
@@ -272,6 +299,96 @@ class MiniCluster:
         )
         return d
 
+    # --- Kerberos (only with ``kerberos`` set) ----------------------------
+    def _core_security(self) -> dict[str, object]:
+        """Kerberos for RPC and SPNEGO for every web endpoint (core-site.xml)."""
+        k = self.kerberos
+        if k is None:
+            return {}
+        return {
+            "hadoop.security.authentication": "kerberos",
+            "hadoop.security.authorization": "false",
+            # a 60 s test ticket is older than Hadoop's default 60 s relogin guard
+            "hadoop.kerberos.min.seconds.before.relogin": 1,
+            "hadoop.kerberos.keytab.login.autorenewal.enabled": "true",
+            "hadoop.http.filter.initializers":
+                "org.apache.hadoop.security.AuthenticationFilterInitializer",
+            "hadoop.http.authentication.type": "kerberos",
+            # "*": every HTTP/ principal of the keytab, so each daemon answers for the
+            # host name a client asks for (localhost, 127.0.0.1, a NodeManager's address)
+            "hadoop.http.authentication.kerberos.principal": "*",
+            "hadoop.http.authentication.kerberos.keytab": str(k.service_keytab),
+            "hadoop.http.authentication.simple.anonymous.allowed": "false",
+            "hadoop.http.authentication.token.validity": k.cookie_validity_s,
+        }
+
+    def _yarn_security(self) -> dict[str, object]:
+        k = self.kerberos
+        if k is None:
+            return {}
+        keytab = str(k.service_keytab)
+        return {
+            "yarn.resourcemanager.principal": k.principal("rm"),
+            "yarn.resourcemanager.keytab": keytab,
+            "yarn.resourcemanager.webapp.spnego-principal": "*",
+            "yarn.resourcemanager.webapp.spnego-keytab-file": keytab,
+            "yarn.nodemanager.principal": k.principal("nm"),
+            "yarn.nodemanager.keytab": keytab,
+            "yarn.nodemanager.webapp.spnego-principal": "*",
+            "yarn.nodemanager.webapp.spnego-keytab-file": keytab,
+            # LinuxContainerExecutor would need the setuid container-executor binary
+            # (built natively, not on Maven Central) and one OS account per user; the
+            # 3.4.2 NodeManager does not insist on it with Kerberos on (containers run
+            # as the NodeManager's own user), see KERBEROS.md
+            "yarn.nodemanager.container-executor.class": "org.apache.hadoop.yarn.server."
+            "nodemanager.DefaultContainerExecutor",
+        }
+
+    def _mapred_security(self) -> dict[str, object]:
+        k = self.kerberos
+        if k is None:
+            return {}
+        keytab = str(k.service_keytab)
+        return {
+            "mapreduce.jobhistory.principal": k.principal("jhs"),
+            "mapreduce.jobhistory.keytab": keytab,
+            "mapreduce.jobhistory.webapp.spnego-principal": "*",
+            "mapreduce.jobhistory.webapp.spnego-keytab-file": keytab,
+        }
+
+    def _java_security(self) -> list[str]:
+        if self.kerberos is None:
+            return []
+        return [f"-Djava.security.krb5.conf={self.kerberos.krb5_conf}"]
+
+    def kerberos_env(self, ccache: Path) -> dict[str, str]:
+        """Environment of a process that uses the KDC (MIT tools, Java clients)."""
+        if self.kerberos is None:
+            return {}
+        return {"KRB5_CONFIG": str(self.kerberos.krb5_conf), "KRB5CCNAME": f"FILE:{ccache}"}
+
+    def _negotiate(self, url: str) -> dict[str, str]:
+        """An SPNEGO ``Authorization`` header for ``url`` (python-gssapi, imported only
+        in Kerberos mode), from a fresh login with the harness's client keytab."""
+        k = self.kerberos
+        if k is None:
+            return {}
+        import base64
+        from urllib.parse import urlsplit
+
+        import gssapi  # type: ignore[import-not-found, unused-ignore]
+
+        os.environ.setdefault("KRB5_CONFIG", str(k.krb5_conf))
+        creds = gssapi.Credentials(
+            name=gssapi.Name(k.client_principal, gssapi.NameType.kerberos_principal),
+            usage="initiate",
+            store={"client_keytab": str(k.client_keytab),
+                   "ccache": f"MEMORY:yarnmini-{id(self)}"})
+        target = gssapi.Name(f"HTTP@{urlsplit(url).hostname}",
+                             gssapi.NameType.hostbased_service)
+        token = gssapi.SecurityContext(name=target, creds=creds, usage="initiate").step()
+        return {"Authorization": "Negotiate " + base64.b64encode(token).decode()}
+
     # --- lifecycle -------------------------------------------------------
     def start(self, timeout: float = 180) -> None:
         cp = classpath()
@@ -279,8 +396,8 @@ class MiniCluster:
         for key in ("rm_rpc", "rm_sched", "rm_tracker", "rm_admin", "rm_web",
                     "jhs_rpc", "jhs_web", "jhs_admin"):
             self.ports[key] = free_port()
-        yarn = self._common_yarn(cp) | self.extra_conf
-        mapred = self._mapred(cp)
+        yarn = self._common_yarn(cp) | self._yarn_security() | self.extra_conf
+        mapred = self._mapred(cp) | self._mapred_security()
         self._write_conf("client", yarn, mapred)
         self._spawn("rm", RM_CLASS, self._write_conf("rm", yarn, mapred), cp, heap="768m")
         for i, spec in enumerate(self.nodes):
@@ -307,7 +424,7 @@ class MiniCluster:
 
     def _spawn(self, name: str, cls: str, conf: Path, cp: str, heap: str) -> None:
         env = os.environ | {"JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(conf)}
-        cmd = ["java", f"-Xmx{heap}", *JDK17_OPENS,
+        cmd = ["java", f"-Xmx{heap}", *JDK17_OPENS, *self._java_security(),
                f"-Dhadoop.log.dir={self.workdir}/logs/{name}", "-cp", f"{conf}:{cp}", cls]
         with open(self.workdir / f"{name}.log", "wb") as log:  # the child keeps its own copy
             self.procs.append(subprocess.Popen(
@@ -317,9 +434,15 @@ class MiniCluster:
             atexit.register(self.stop)
 
     def _get(self, url: str) -> Any:
-        req = urllib.request.Request(url, headers={"Accept": "application/json"})
+        req = urllib.request.Request(url, headers={"Accept": "application/json",
+                                                   **self._negotiate(url)})
         with urllib.request.urlopen(req, timeout=5) as resp:
             return json.load(resp)
+
+    def read(self, url: str) -> Any:
+        """GET a JSON body as the harness itself (in Kerberos mode: SPNEGO as its own
+        client principal), independently of the advisor's connectors."""
+        return self._get(url)
 
     def _wait_ready(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
@@ -430,11 +553,17 @@ class MiniCluster:
     # --- workloads -------------------------------------------------------
     def _client(self, args: list[str], name: str, user: str = "") -> SubmittedApp:
         cp = classpath()
-        log = self.workdir / f"client-{name}-{time.monotonic_ns()}.log"
-        cmd = ["java", "-Xmx256m", *JDK17_OPENS, "-cp", f"{self.client_conf_dir}:{cp}", *args]
+        stamp = time.monotonic_ns()
+        log = self.workdir / f"client-{name}-{stamp}.log"
+        cmd = ["java", "-Xmx256m", *JDK17_OPENS, *self._java_security(),
+               "-cp", f"{self.client_conf_dir}:{cp}", *args]
         env = os.environ | {"JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(self.client_conf_dir)}
         if user:  # simple authentication: the client submits as this user
             env["HADOOP_USER_NAME"] = user
+        if self.kerberos is not None:  # the client JVM reads a fresh ticket cache
+            env |= self.kerberos_env(self.workdir / f"client-{name}-{stamp}.cc")
+            subprocess.run(["kinit", "-kt", str(self.kerberos.client_keytab),
+                            self.kerberos.client_principal], env=env, check=True, timeout=30)
         with open(log, "w") as fh:  # the child keeps its own copy
             proc = subprocess.Popen(cmd, stdout=fh, stderr=subprocess.STDOUT, text=True, env=env,
                                     stdin=subprocess.DEVNULL, start_new_session=True)

@@ -57,8 +57,10 @@ def test_opera_lends_idle_reserved_resources_to_tasks_predicted_short(
             # lending happens only to groups the classifier called short this cycle
             assert report.predictions is not None
             assert any(g.prediction.short for g in report.predictions.groups.values())
-            lent = value["memory_mb"] - previous["memory_mb"]
-            assert f"lend {lent} MiB" in expl["summary"]
+            # what is lent this cycle, and the node's step (ramped, never past it)
+            assert " short pending task(s)" in expl["summary"]
+            assert (f"({previous['memory_mb']} MiB/{previous['vcores']} vcores -> "
+                    f"{value['memory_mb']} MiB/{value['vcores']} vcores)") in expl["summary"]
     assert any(x["value"]["memory_mb"] > x["previous"]["memory_mb"] for _, _, x in raises)
 
 

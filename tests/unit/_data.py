@@ -57,7 +57,12 @@ def get_examples(prefix: str) -> list[tuple[str, str, Any]]:
     return out
 
 
-JUNK: tuple[Any, ...] = (None, "junk", "", [], {}, -1.5, True, [3])
+HUGE = 10**400  # a 401-digit integer: float(HUGE) overflows
+DEEP: Any = []
+for _ in range(50):
+    DEEP = [DEEP]
+JUNK: tuple[Any, ...] = (None, "junk", "", [], {}, -1.5, True, [3], HUGE, -HUGE, str(HUGE),
+                         float("nan"), "1e999", DEEP, {"x": DEEP})
 
 
 def each_mutation(body: Any) -> Iterator[Any]:

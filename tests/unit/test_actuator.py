@@ -356,3 +356,115 @@ def test_a_malformed_value_is_invalid_not_a_crash(tmp_path: Path) -> None:
     counts = a.act([rec(value={"not": "a priority"}), rec(target=OTHER)], snap())
     assert counts == {("set_app_priority", "haste", "invalid"): 1,
                       ("set_app_priority", "haste", "applied"): 1}
+
+
+def test_blocked_lines_per_cycle_are_bounded_and_the_rest_summed_up(tmp_path: Path) -> None:
+    from yarn_advisor.advisor.actuator import BLOCKED_LINES_PER_CYCLE
+
+    apps = [app(f"application_1_{i:04d}", queue="root.etl") for i in range(300)]
+    s = snapshot([node(N1)], apps, [])
+    a = make(tmp_path, dry_run=True, max_actions_per_cycle=10)
+    recs = [rec(target=x.id, value=7) for x in apps]
+    counts = a.act(recs, s)
+    assert counts == {("set_app_priority", "haste", "dry_run"): 10,
+                      ("set_app_priority", "haste", "blocked"): 290}
+    entries = a.journal.entries()
+    one_by_one = [e for e in entries if e.phase is Phase.BLOCKED and e.count is None]
+    (summary,) = [e for e in entries if e.count is not None]
+    assert len(one_by_one) == BLOCKED_LINES_PER_CYCLE
+    assert (summary.reason, summary.count, summary.target) == (
+        "max_per_cycle", 290 - BLOCKED_LINES_PER_CYCLE, "*")
+    assert a.blocked == {"max_per_cycle": 290}  # every block is still counted
+
+
+@pytest.mark.parametrize(("kw", "kind", "words"), [
+    ({"scheduler_type": "fairScheduler"}, "set_app_priority", "does not order"),
+    ({"rm_conf": {"yarn.cluster.max-application-priority": "0"}}, "set_app_priority",
+     "caps every application priority at 0"),
+    ({"scheduler_type": "fifoScheduler"}, "update_scheduler_conf", "no scheduler-conf"),
+])
+def test_a_lever_the_rm_cannot_honour_is_blocked_and_said_once(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, kw: dict[str, Any], kind: str,
+        words: str) -> None:
+    value: Any = 5 if kind == "set_app_priority" else {"x": "1"}
+    target = APP if kind == "set_app_priority" else "scheduler"
+    rm = FakeRM()
+    a = make(tmp_path, rm)
+    for _ in range(2):
+        a.act([rec(kind, target, value), rec("update_node_resource", N1,
+                                             {"memory_mb": 9216, "vcores": 8})], snap(**kw))
+    assert rm.sent == [("update_node_resource", N1, {"memory_mb": 9216, "vcores": 8})]
+    assert a.blocked["lever_unavailable"] == 2
+    (entry,) = [e for e in a.journal.entries() if e.reason == "lever_unavailable"]
+    assert entry.error is not None and words in entry.error
+    assert sum(words in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_priority_the_rm_has_is_not_blocked(tmp_path: Path) -> None:
+    rm = FakeRM()
+    make(tmp_path, rm).act([rec()], snap(rm_conf={"yarn.cluster.max-application-priority": "10"}))
+    assert rm.sent == [("set_app_priority", APP, 5)]
+
+
+class CappingRM(FakeRM):
+    """Accepts any priority and keeps the cluster's maximum, as the RM does."""
+
+    def apply(self, kind: str, target: str, value: Any, before_send: Any = None) -> WriteOutcome:
+        out = super().apply(kind, target, value, before_send)
+        if kind == "set_app_priority" and out.status == "applied":
+            self.values[(kind, target)] = min(value, 3)
+            return dataclasses.replace(out, observed=min(value, 3))
+        return out
+
+
+def test_a_write_the_rm_did_not_keep_is_not_held(tmp_path: Path) -> None:
+    a = make(tmp_path, CappingRM())
+    assert a.act([rec(value=5)], snap()) == {("set_app_priority", "haste", "not_held"): 1}
+    assert a.journal.entries()[-1].observed == 3
+    tmp_path.joinpath("b").mkdir()
+    b = make(tmp_path / "b", CappingRM())
+    assert b.act([rec(value=2)], snap()) == {("set_app_priority", "haste", "applied"): 1}
+
+
+def test_limits_per_kind(tmp_path: Path) -> None:
+    kinds = {"update_node_resource": {"cooldown_s": 60, "max_actions_per_target": 30}}
+    a = make(tmp_path, cooldown_s=300, kinds=kinds)
+    a.clock = lambda: NOW + 61  # past the node's cooldown, within the default one
+    first = [rec("update_node_resource", N1, {"memory_mb": 9216, "vcores": 8}),
+             rec(target=APP, value=5)]
+    a.act(first, snap())
+    a.clock = lambda: NOW + 130
+    again = [rec("update_node_resource", N1, {"memory_mb": 10240, "vcores": 8}),
+             rec(target=APP, value=7)]
+    counts = a.act(again, snap(taken_at=TS + 130_000))
+    assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "applied")] == 1
+    assert counts[(Kind.SET_APP_PRIORITY, "haste", "blocked")] == 1  # 300 s cooldown
+    with pytest.raises(Exception, match="unknown kind"):
+        load(None, {"actuator": {"kinds": {"reboot": {"cooldown_s": 1}}}})
+
+
+def test_going_back_to_the_original_value_is_never_rate_limited(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm, cooldown_s=300, max_actions_per_target=1)
+    up = {"memory_mb": 12288, "vcores": 8}
+    back = {"memory_mb": 8192, "vcores": 8}
+    a.act([rec("update_node_resource", N1, up)], snap())
+    # another raise right away is held by the cooldown; the return to 8192 is not
+    counts = a.act([rec("update_node_resource", N1, {"memory_mb": 16384, "vcores": 8})], snap())
+    assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "blocked")] == 1
+    counts = a.act([rec("update_node_resource", N1, back)], snap())
+    assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "applied")] == 1
+    assert rm.values[("update_node_resource", N1)] == back
+    # a restarted actuator knows the origin from the journal
+    rm2 = FakeRM()
+    tmp_path.joinpath("b").mkdir()
+    b = make(tmp_path / "b", rm2, cooldown_s=300, max_actions_per_target=1)
+    b.act([rec("update_node_resource", N1, up)], snap())
+    c = make(tmp_path / "b", rm2, cooldown_s=300, max_actions_per_target=1)
+    counts = c.act([rec("update_node_resource", N1, back)], snap())
+    assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "applied")] == 1
+
+
+def test_the_configs_lever_kinds_are_the_actuators() -> None:
+    from yarn_advisor.config.schema import LEVER_KINDS
+    assert set(LEVER_KINDS) == {k.value for k in Kind if not k.advisory}

@@ -87,3 +87,28 @@ def test_cli_needs_since_or_action() -> None:
         p.parse_args(["rollback"])
     with pytest.raises(SystemExit):
         p.parse_args(["rollback", "--since", "1h", "--action", "x"])
+
+
+def test_rollback_reports_a_line_it_could_not_read_and_exits_1(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The probe's case: a torn line among applied actions; rollback said "all restored"
+    with rc 0 while the change it recorded was still on the RM."""
+    import yaml
+
+    from yarn_advisor.advisor.cli import main
+    from yarn_advisor.advisor.journal import Entry
+
+    journal = tmp_path / "state" / "journal.jsonl"
+    j = Journal(journal)
+    j.append(Entry(id="a", phase=Phase.DRY_RUN, kind=Kind.SET_APP_PRIORITY, target="app_1",
+                   policy="haste", value=5, outcome="dry_run"))
+    with open(journal, "ab") as fh:
+        fh.write(b'{"id": "b", "phase": "intent", "kind": "set_app_pri')  # kill -9 here
+    j.append(Entry(id="c", phase=Phase.DRY_RUN, kind=Kind.SET_APP_PRIORITY, target="app_2",
+                   policy="haste", value=5, outcome="dry_run"))
+    cfg = tmp_path / "advisor.yaml"
+    cfg.write_text(yaml.safe_dump({"state_dir": str(tmp_path / "state")}))
+    assert main(["rollback", "--since", "1h", "--config", str(cfg)]) == 1
+    out, err = capsys.readouterr()
+    assert "1 line(s) of" in err and "could not be read" in err
+    assert "NOT all restored" in out

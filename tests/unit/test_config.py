@@ -50,7 +50,7 @@ def test_all_errors_reported_at_once_with_key_paths() -> None:
     assert "dry_run, " in bogus and " rm, " in bogus
     expected = [
         "rm.urls: urls[0]: must start with http:// or https://",
-        "rm.timeout.typo: unknown key (known: connect_s, read_s)",
+        "rm.timeout.typo: unknown key (known: connect_s, read_s, total_s)",
         "rm.timeout.read_s: must be > 0",
         "rm.auth.method: must be one of 'simple', 'kerberos' or 'none', got 'ntlm'",
         "sense.interval_s: must be float, got 'fast'",
@@ -150,3 +150,30 @@ def test_the_readme_reference_names_only_real_keys() -> None:
             continue
         assert any(k == key or k.startswith(key + ".") for k in keys), key
     assert sections <= {n.split(".")[0] for n in named}
+
+
+@pytest.mark.parametrize(("content", "problem"), [
+    (b"rm:\n  urls: [http://r\xe9m:8088]\n", "cannot read: 'utf-8' codec can't decode"),
+    (b"", "the file is empty"),
+    (b"# only a comment\n", "the file is empty"),
+    (b"dry_run: true\ndry_run: false\n", "duplicate key 'dry_run'"),
+    (b"rm:\n  timeout: {read_s: 3, read_s: 4}\n", "duplicate key 'read_s'"),
+])
+def test_a_file_the_operator_may_not_mean_is_refused(tmp_path: Path, content: bytes,
+                                                     problem: str) -> None:
+    f = tmp_path / "advisor.yaml"
+    f.write_bytes(content)
+    with pytest.raises(ConfigError) as info:
+        load(f)
+    assert problem in str(info.value)
+
+
+def test_a_bad_config_file_is_one_clear_message_and_exit_2(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from yarn_advisor.advisor.cli import main
+
+    f = tmp_path / "advisor.yaml"
+    f.write_bytes(b"\xff\xfe bad")
+    assert main(["run", "--config", str(f), "--once"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("yarn-advisor: invalid configuration:") and "Traceback" not in err

@@ -203,3 +203,59 @@ def test_gc_pause_is_counted_across_threads() -> None:
     for th in threads:
         th.join()
     assert gc.isenabled()
+
+
+@pytest.fixture
+def trickling_server() -> Iterator[int]:
+    """A real TCP server that answers 200 with a body of one byte every 0.1 s (a
+    misbehaving RM or proxy: every socket read succeeds, the answer never ends)."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn = srv.accept()[0]
+            except TimeoutError:
+                continue
+            try:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: 100000\r\n\r\n{")
+                for _ in range(600):
+                    if stop.wait(0.1):
+                        break
+                    conn.sendall(b" ")
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    t.join()
+    srv.close()
+
+
+def test_a_trickled_answer_ends_at_the_total_timeout(trickling_server: int) -> None:
+    http, _ = client(timeout=(1.0, 1.0), total_timeout=1.0,
+                     retry=RetryPolicy(attempts=1, deadline=1.0))
+    started = time.monotonic()
+    with pytest.raises(TimeoutError_, match="no whole answer within 1s"):
+        http.get_json(f"http://127.0.0.1:{trickling_server}/ws/v1/cluster/apps")
+    assert time.monotonic() - started < 3  # each read succeeds; without the total: 60 s
+
+
+@pytest.mark.parametrize("body", ["[" * 5000 + "]" * 5000, '{"a": ' + "9" * 400 + "}"])
+def test_deep_or_huge_json_decodes_or_is_a_parse_error(body: str) -> None:
+    from yarn_advisor.connectors.http import decode_json
+
+    try:
+        decode_json(body, "u")
+    except ParseError as exc:
+        assert "recursion" in str(exc)

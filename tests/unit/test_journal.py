@@ -184,3 +184,22 @@ def test_a_veto_journals_and_sends_nothing(tmp_path: Path) -> None:
     with pytest.raises(LookupError):
         journaled_write(w, j, base(), veto)
     assert w.sends == 0 and j.entries() == []
+
+
+def test_the_journal_rotates_by_size_and_still_reads_whole(tmp_path: Path) -> None:
+    j = Journal(tmp_path / "journal.jsonl", max_bytes=2000, keep=2)
+    for i in range(60):
+        j.append(entry(f"e{i:02d}", ts=float(i + 1)))
+    live = tmp_path / "journal.jsonl"
+    assert (tmp_path / "journal.jsonl.1").exists() and (tmp_path / "journal.jsonl.2").exists()
+    assert not (tmp_path / "journal.jsonl.3").exists()  # only `keep` rotated files
+    assert live.stat().st_size < 2000 + 300
+    ids = [e.id for e in j.entries()]
+    assert ids == sorted(ids) and ids[-1] == "e59"  # oldest first, across segments
+    assert len(ids) < 60  # the oldest segment was dropped
+    # a reader that followed the live file by offset starts over after a rotation
+    _, offset = j.read()
+    for i in range(60, 80):
+        j.append(entry(f"e{i:02d}", ts=float(i + 1)))
+    more, _ = j.read(offset)
+    assert more and more[-1].id == "e79"

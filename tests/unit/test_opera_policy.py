@@ -56,6 +56,10 @@ def _short(**more: object) -> Reads:
 
 
 NEW = opera.State()
+# the paper's in-RM semantics: Alg 4 reservations across cycles, Eq 4's OA = C - TU,
+# no overcommit cap or ramp (the defaults are the sidecar's: see the README)
+PAPER: dict[str, Any] = {"reservation": "multi_chance", "lend_up_to": 1.0,
+                         "max_overcommit": None, "ramp_step": None}
 
 
 def _kinds(recs: tuple[Recommendation, ...], kind: Kind) -> dict[str, Recommendation]:
@@ -63,7 +67,7 @@ def _kinds(recs: tuple[Recommendation, ...], kind: Kind) -> dict[str, Recommenda
 
 
 def test_everything_long_lends_nothing_but_reserves() -> None:
-    res = opera.advise(_snap(), NEW, opera.Params())
+    res = opera.advise(_snap(), NEW, opera.Params(**PAPER))
     assert res.recommendations == ()
     st = J(res.next_state)
     # multi-chance: the three long tasks fill the reservation queue (eps_r = 3)
@@ -73,7 +77,7 @@ def test_everything_long_lends_nothing_but_reserves() -> None:
 
 
 def test_short_tasks_get_the_idle_reserved_resources() -> None:
-    res = opera.advise(_snap(), NEW, opera.Params(), _short())
+    res = opera.advise(_snap(), NEW, opera.Params(**PAPER), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     # OA = C - TU - BR = (8192 - 2048 - 1024, 8 - 2 - 1) = (5120, 5): three 1 GiB/1 tasks fit
     assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 8 + 3}
@@ -92,19 +96,55 @@ def test_short_tasks_get_the_idle_reserved_resources() -> None:
 
 
 def test_strict_reservation_lends_one_task_per_heartbeat() -> None:
-    res = opera.advise(_snap(), NEW, opera.Params(reservation="strict"), _short())
+    res = opera.advise(_snap(), NEW, opera.Params(**{**PAPER, "reservation": "strict"}), _short())
     assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
         "memory_mb": 9216, "vcores": 9}
-    res = opera.advise(_snap(), NEW, opera.Params(reservation="strict",
-                                                      node_updates_per_cycle=2), _short())
+    res = opera.advise(_snap(), NEW, opera.Params(**{**PAPER, "reservation": "strict",
+                                                         "node_updates_per_cycle": 2}), _short())
     assert J(_kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value)["vcores"] == 10
 
 
 def test_neutral_and_aggressive_do_not_block_resources() -> None:
-    res = opera.advise(_snap(pending=6), NEW, opera.Params(relief_policy="NEUTRAL"), _short())
+    res = opera.advise(_snap(pending=6), NEW, opera.Params(relief_policy="NEUTRAL", **PAPER),
+                       _short())
     # OA = (6144, 6) without BR: five tasks fit strictly below it
     assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
         "memory_mb": 8192 + 5120, "vcores": 13}
+
+
+def test_the_sidecar_defaults_lend_under_80_percent_and_ramp() -> None:
+    # no reservation: nothing long is held for n1; before any relief PRESERVE holds
+    # no BR back (lend_up_to is the margin): OA = 0.8 C - TU = (6553.6 - 2048,
+    # 6.4 - 2) = (4505.6, 4.4): four 1 GiB/1 tasks fit, but one cycle grows n1 by at
+    # most 0.25 C = (2048, 2)
+    res = opera.advise(_snap(pending=6), NEW, opera.Params(), _short())
+    rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 10}
+    assert J(res.next_state)["lent"] == {N1: {"memory_mb": 4096, "vcores": 4}}
+    assert J(res.next_state)["reservations"] == {}
+    # next cycle the RM placed two of them and measured use grew by 1 GiB: the node
+    # may grow again, never past max_overcommit x C
+    snap = _snap(pending=4, extra=2, pmem=3072, cpu=3.0, total=(10240, 10))
+    p = opera.Params(max_overcommit=1.3)
+    rec = _kinds(opera.advise(snap, res.next_state, p, _short()).recommendations,
+                 Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": int(8192 * 1.3), "vcores": 10}
+
+
+def test_without_reservations_long_tasks_do_not_block_the_short_ones() -> None:
+    # B's long reduces (priority 10) come first in the queue; under multi-chance they
+    # fill n1's reservation queue and nothing is lent; without reservations the short
+    # maps behind them still get OA
+    n, cs = _full_node()
+    apps = [app(A, allocated=(8192, 8), running=4),
+            app(B, [rr(10, 1024, 1, 5), rr(20, 1024, 1, 3)])]
+    snap = snapshot(nodes=[n], apps=apps, containers=cs)
+    reads = _short()
+    assert _kinds(opera.advise(snap, NEW, opera.Params(**PAPER), reads).recommendations,
+                  Kind.UPDATE_NODE_RESOURCE) == {}
+    rec = _kinds(opera.advise(snap, NEW, opera.Params(ramp_step=None), reads).recommendations,
+                 Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
 
 
 def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -> None:
@@ -140,8 +180,13 @@ def test_aggressive_keeps_opportunistic_tasks_under_cpu_contention() -> None:
 
 def test_headroom_goes_back_when_the_short_tasks_drained() -> None:
     first = opera.advise(_snap(), NEW, opera.Params(), _short())
-    snap = _snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 60_000)
-    res = opera.advise(snap, first.next_state, opera.Params())
+    # within return_after_s (120 s) of the last loan the raise is held for the next wave
+    held = opera.advise(_snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 60_000),
+                        first.next_state, opera.Params())
+    assert held.recommendations == ()
+    assert J(held.next_state)["lent_at"] == {N1: TS}
+    snap = _snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 121_000)
+    res = opera.advise(snap, held.next_state, opera.Params())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192, "vcores": 8}
     assert rec.explanation.rule == "opera.return_headroom"
@@ -158,7 +203,7 @@ def test_preserve_block_is_released_after_a_quiet_block_time() -> None:
 
 
 def test_reservations_and_skip_counts_persist_across_cycles() -> None:
-    p = opera.Params(eps_r=1, eps_s=2)
+    p = opera.Params(eps_r=1, eps_s=2, **PAPER)
     st = opera.advise(_snap(), NEW, p).next_state
     assert J(st)["reservations"] == {N1: [[f"{B}:20", 1], [f"{B}:20", 1]]}
     st = opera.advise(_snap(), st, p).next_state
@@ -264,3 +309,13 @@ def test_engine_hands_opera_the_predictions() -> None:
                for r in result.recommendations)
     without = decide(_snap(), AdvisorState(), EngineConfig())
     assert not any(r.kind is Kind.UPDATE_NODE_RESOURCE for r in without.recommendations)
+
+
+def test_lend_to_any_lends_measured_headroom_without_a_prediction() -> None:
+    # nothing is predicted short: the paper's OPERA lends nothing; lend_to: any lends
+    # what measured use leaves under 0.8 C, as an overcommit by measured use
+    assert opera.advise(_snap(), NEW, opera.Params()).recommendations == ()
+    res = opera.advise(_snap(), NEW, opera.Params(lend_to="any", ramp_step=None))
+    rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
+    assert [t["prediction"] for t in J(rec.explanation.inputs)["lent_to"]] == ["long(any)"]

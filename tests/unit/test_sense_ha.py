@@ -197,3 +197,37 @@ def test_a_required_source_failing_skips_the_cycle() -> None:
     with pytest.raises(SenseError) as exc:
         sensor.sense(1_795_308_500_000)
     assert exc.value.source == "nodes" and exc.value.reason == "unavailable"
+
+
+def test_an_am_answering_a_huge_progress_does_not_kill_the_cycle() -> None:
+    """The reliability probe's case: one AM's task attempt with a 401-digit progress
+    (float() of it overflowed and the whole cycle died with a traceback)."""
+    cycle = BUSY / "cycle-0020.yaml"
+    (url,) = _manifest_urls(BUSY)
+    http = FakeHttp(cycle)
+    key = next(k for k in http.bodies if k.endswith("/attempts"))
+    status, body = http.bodies[key]
+    data = json.loads(body)
+    items = data["taskAttempts"]["taskAttempt"]
+    (items if isinstance(items, list) else [items])[0]["progress"] = 10**400
+    http.bodies[key] = (status, json.dumps(data))
+    snap = _sensor(http, [url]).sense(1_795_308_500_000)
+    assert snap.sources["mapreduce"] and snap.tasks
+
+
+def test_an_optional_parser_raising_anything_degrades_that_source_only(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Whatever a parser of outside data raises is mapped at the sensor's boundary."""
+    from yarn_advisor.connectors import jmx
+
+    def broken(body: object) -> object:
+        raise KeyError("a shape no test foresaw")
+
+    monkeypatch.setattr(jmx, "parse_beans", broken)
+    cycle = BUSY / "cycle-0020.yaml"
+    (url,) = _manifest_urls(BUSY)
+    sensor = _sensor(FakeHttp(cycle), [url])
+    snap = sensor.sense(1_795_308_500_000)
+    assert not snap.sources["nm_jmx"] and not snap.sources["rm_jmx"]
+    assert "unreadable data: KeyError" in sensor.stats["rm_jmx"].last_error
+    assert snap.sources["containers"] and snap.containers

@@ -68,7 +68,7 @@ def test_kerberos_without_the_extra_is_a_clear_error() -> None:
     from yarn_advisor.connectors.http import AuthConfig
 
     try:
-        import requests_gssapi  # type: ignore[import-not-found]  # noqa: F401
+        import gssapi  # type: ignore[import-not-found, unused-ignore]  # noqa: F401
     except ImportError:
         with pytest.raises(ConnectorError, match=r"yarn-advisor\[kerberos\]"):
             HttpClient(auth=AuthConfig(method="kerberos"))

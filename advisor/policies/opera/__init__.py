@@ -10,9 +10,12 @@ per RUNNING node, in node-id order) of the paper's algorithms
    runs opportunistic containers; relief per ``relief_policy``; PRESERVE's
    BR/BT/LastReliefTime live in the state. A node whose monitor relieved
    contention this cycle gets no opportunistic resources (OA = 0).
-2. Assignment (Alg 2) with strict (Alg 3) or multi-chance (Alg 4, ``eps_r``,
-   ``eps_s``) reservation over the Fair-ordered pending tasks; reservations
-   and skip counts persist in the state.
+2. Assignment (Alg 2) over the Fair-ordered pending tasks: by default without
+   reservations (the RM keeps its own; see README "The sidecar defaults"),
+   or with strict (Alg 3) or multi-chance (Alg 4, ``eps_r``, ``eps_s``)
+   reservation as in the paper, whose reservations and skip counts persist in
+   the state. OA is taken under ``lend_up_to`` x C_i; a node grows by at most
+   ``ramp_step`` x C_i a cycle and never past ``max_overcommit`` x C_i.
 
 Output (lever ``POST /nodes/{id}/resource`` and container signal):
 

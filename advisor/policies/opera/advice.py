@@ -10,9 +10,10 @@ from collections import Counter
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies.opera import core as oc
-from yarn_advisor.advisor.policies.opera.bulk import node_update_multi_bulk
+from yarn_advisor.advisor.policies.opera.bulk import node_update_lend, node_update_multi_bulk
 from yarn_advisor.advisor.policies.opera.inputs import (
     INF,
+    Group,
     NodeIn,
     QueueView,
     TaskQueue,
@@ -49,10 +50,11 @@ def advise(snapshot: Snapshot, state: State, params: Params,
     mem_only = memory_only(snapshot, params.resource_calculator)
     nodes = node_inputs(snapshot, state.bases, headroom)
     groups = pending_groups(snapshot, predictions if isinstance(predictions, Predictions)
-                            else None, params.min_confidence, mem_only)
+                            else None, params.min_confidence, mem_only,
+                            any_task=params.lend_to == "any")
     queue = TaskQueue(groups)
     reserved: dict[str, list[oc.Reserved]] = {}
-    for n in nodes:
+    for n in nodes if params.reservation != "none" else ():
         for key, skip in state.reservations.get(n.node.id, ()):
             t = queue.take(key)
             if t is not None:
@@ -67,6 +69,7 @@ def advise(snapshot: Snapshot, state: State, params: Params,
         f"{params.relief_policy.lower()}.none")
     quiet = oc.Relief("NONE", False, floor, quiet_branch)
     views: dict[str, QueueView] = {}
+    orders: dict[str, tuple[list[Group], list[Group]]] = {}
     for n in nodes:
         nid = n.node.id
         block = state.blocks.get(nid)
@@ -84,10 +87,21 @@ def advise(snapshot: Snapshot, state: State, params: Params,
             continue  # nothing to assign, nothing lent: the node keeps its capacity
         slot = _slot(n, relief, params, mem_only)
         branches: list[str] = []
-        if min_demand is not None:
+        if min_demand is not None and params.reservation == "none":
+            order = orders.get(n.partition) or orders.setdefault(
+                n.partition, queue.in_order(n.partition))
+            branches.append(node_update_lend(slot, *order, min_demand))
+        elif min_demand is not None:
             for _ in range(params.node_updates_per_cycle):
                 branches.append(_update(slot, res, view, min_demand, params))
-        out += _recommend(n, relief, slot, slot.lent, branches, queue, params, nxt)
+        hold = (not relief.kill and slot.lent == oc.ZERO and nid in state.lent_at
+                and now - state.lent_at[nid] < params.return_after_s * 1000)
+        if slot.lent != oc.ZERO:
+            nxt.lent_at[nid] = now
+        elif hold:
+            nxt.lent_at[nid] = state.lent_at[nid]
+        out += _recommend(n, relief, slot, slot.lent, branches, queue, params, nxt, mem_only,
+                          hold)
         if res:
             nxt.reservations[nid] = tuple((r.task.key, r.skip) for r in res)
     return PolicyResult(tuple(out), nxt.state(now, len(nodes), len(groups)))
@@ -101,6 +115,7 @@ class _Next:
         self.blocks: dict[str, oc.Block] = {}
         self.reservations: dict[str, tuple[Reservation, ...]] = {}
         self.lent: dict[str, tuple[int, int]] = {}
+        self.lent_at: dict[str, int] = {}
 
     def state(self, now: int, nodes: int, groups: int) -> State:
         stats = {"nodes": nodes, "pending_groups": groups, "nodes_lending": len(self.lent),
@@ -108,13 +123,18 @@ class _Next:
                  "reserved_tasks": sum(len(v) for v in self.reservations.values())}
         return State(dict(sorted(self.bases.items())), dict(sorted(self.blocks.items())),
                      dict(sorted(self.reservations.items())), dict(sorted(self.lent.items())),
-                     now, stats)
+                     now, stats, dict(sorted(self.lent_at.items())))
 
 
 def _slot(n: NodeIn, relief: oc.Relief, params: Params, mem_only: bool) -> oc.Slot:
     ga = oc.guaranteed_available(n.base, n.normal_demand)
-    blocked = relief.block.br if params.relief_policy == "PRESERVE" else oc.ZERO
-    oa = oc.opportunistic_available(n.base, n.usage, blocked)
+    # PRESERVE's BR is held back once the node has seen contention (a relief); before
+    # that, lend_up_to is the margin (with 1.0, the paper's initial BR applies)
+    preserve = params.relief_policy == "PRESERVE"
+    blocked = relief.block.br if preserve and (
+        relief.block.last_relief is not None or params.lend_up_to >= 1.0) else oc.ZERO
+    f = params.lend_up_to  # Eq 4 / Eq 7 on the share of C_i that may be used
+    oa = oc.opportunistic_available((n.base[0] * f, n.base[1] * f), n.usage, blocked)
     if relief.kill:
         oa = oc.ZERO
     if mem_only:
@@ -143,6 +163,8 @@ def _recommend(
     queue: TaskQueue,
     params: Params,
     nxt: _Next,
+    mem_only: bool,
+    hold: bool,
 ) -> list[Recommendation]:
     node = n.node
     cur = (node.total.memory_mb, node.total.vcores)
@@ -150,9 +172,20 @@ def _recommend(
     if relief.kill:
         desired = base
         rule = "opera.relieve_contention"
+    elif hold:  # lent a moment ago: the next wave would borrow it again
+        desired, rule = cur, "opera.hold_headroom"
     else:
         keep = (min(cur[0], node.used.memory_mb), min(cur[1], node.used.vcores))
-        want = (base[0] + int(borrow[0]), base[1] + int(borrow[1]))
+        # lending now: on top of C_i, what runs on borrowed headroom already and what
+        # is lent now (vcores only where the RM counts them)
+        opp = (0, 0)
+        if borrow != (0, 0):
+            opp = (max(0, node.used.memory_mb - int(n.normal_demand[0])),
+                   0 if mem_only else max(0, node.used.vcores - int(n.normal_demand[1])))
+        unit = [t.demand for t, how in slot.assigned if how == "opportunistic"]
+        step = (max((d[0] for d in unit), default=0.0), max((d[1] for d in unit), default=0.0))
+        want = _bounded((base[0] + opp[0] + int(borrow[0]), base[1] + opp[1] + int(borrow[1])),
+                        base, cur, (int(step[0]), int(step[1])), params)
         desired = (max(want[0], keep[0], base[0]), max(want[1], keep[1], base[1]))
         rule = "opera.opportunistic_assign" if borrow != (0, 0) else "opera.return_headroom"
     if desired[0] > base[0] or desired[1] > base[1]:
@@ -184,6 +217,21 @@ def _recommend(
                         expl.scores, expl.thresholds)
         out.append(Recommendation(Kind.SIGNAL_CONTAINER, c.id, params.signal, NAME, e, c.state))
     return out
+
+
+def _bounded(want: tuple[int, int], base: tuple[int, int], cur: tuple[int, int],
+             task: tuple[int, int], params: Params) -> tuple[int, int]:
+    """``want`` within ``max_overcommit`` x C_i, grown from ``cur`` by at most
+    ``ramp_step`` x C_i this cycle, or one lent ``task`` if that is more (measured
+    use catches up before the next step)."""
+    out = []
+    for w, b, c, t in zip(want, base, cur, task, strict=True):
+        if params.max_overcommit is not None:
+            w = min(w, int(b * params.max_overcommit))
+        if params.ramp_step is not None and w > c:
+            w = min(w, max(c, b) + max(1, t, int(b * params.ramp_step)))
+        out.append(w)
+    return out[0], out[1]
 
 
 def _v(x: oc.Vec) -> JsonDict:
@@ -249,8 +297,8 @@ def explain_node(
                    f"relief returns the borrowed headroom ({cur} -> {new})")
     elif rule == "opera.opportunistic_assign":
         summary = (f"{node.id}: lend {int(borrow[0])} MiB/{int(borrow[1])} vcores of idle "
-                   f"reserved resources to {sum(lent.values())} short pending task(s) "
-                   f"({cur} -> {new})")
+                   f"reserved resources to {sum(lent.values())} short pending task(s); "
+                   f"the node grows by at most one ramp step a cycle ({cur} -> {new})")
     else:
         summary = f"{node.id}: no short task uses the borrowed headroom any more ({cur} -> {new})"
     return Explanation(rule, summary, inputs, scores, thresholds)

@@ -1,4 +1,5 @@
-"""Alg 4 (multi-chance reservation) over request *groups* of identical tasks.
+"""Alg 4 (multi-chance reservation) over request *groups* of identical tasks,
+and Alg 2 without reservations (:func:`node_update_lend`, the sidecar default).
 
 Same answer as Alg 4 of the paper fed the
 groups' tasks one by one (a property test checks it), but the consecutive
@@ -12,9 +13,11 @@ few steps instead of thousands, which keeps a 10,000-node cycle cheap.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Protocol
 
 from yarn_advisor.advisor.policies.opera.core import Reserved, Slot, Task, Vec, assign, below
+from yarn_advisor.advisor.policies.opera.inputs import Group
 
 UNBOUNDED = 1 << 62
 
@@ -96,3 +99,28 @@ def node_update_multi_bulk(
         pool.take(1)  # the head task fits nowhere: reserve it
         reserved.append(Reserved(t, 1))
         max_skip = max(max_skip, 1)
+
+
+def node_update_lend(slot: Slot, groups: Sequence[Group], short: Sequence[Group],
+                     min_demand: Vec) -> str:
+    """Alg 2 over the queue, group-wise, without reservations: each group in queue
+    order takes what fits of GA (normal), then, if eligible, of OA (lent); a group
+    that fits nowhere is passed over, not reserved (the RM serves it from normal
+    capacity when some frees). Once GA is spent only the eligible groups
+    (``short``, a sub-sequence of ``groups`` in the same order) are looked at."""
+    if below(slot.ga, min_demand) and below(slot.oa, min_demand):
+        return "no_resources"
+    for g in (short if below(slot.ga, min_demand) else groups):
+        if g.left <= 0:
+            continue
+        t = g.task
+        kn = min(g.left, fit_count(t.demand, slot.ga))
+        if kn:
+            _charge(slot, t, kn, True)
+        ko = min(g.left - kn, fit_count(t.demand, slot.oa)) if t.eligible else 0
+        if ko:
+            _charge(slot, t, ko, False)
+        g.left -= kn + ko
+        if below(slot.oa, min_demand) and below(slot.ga, min_demand):
+            break
+    return "lent" if slot.lent != (0.0, 0.0) else "nothing_lent"

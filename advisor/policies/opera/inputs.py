@@ -177,9 +177,11 @@ class Group:
 
 
 def pending_groups(
-    snap: Snapshot, predictions: Predictions | None, min_confidence: float, mem_only: bool
+    snap: Snapshot, predictions: Predictions | None, min_confidence: float, mem_only: bool,
+    any_task: bool = False,
 ) -> list[Group]:
-    """All pending request rows in Fair-queuing order (see the module doc)."""
+    """All pending request rows in Fair-queuing order (see the module doc); with
+    ``any_task`` every row is eligible, whatever the classifier says."""
     apps = [a for a in snap.apps if a.state in ACTIVE]
     total = snap.metrics.total
     cm = float(total.memory_mb) or 1.0
@@ -203,6 +205,8 @@ def pending_groups(
             if seen[key] > 1:
                 key = f"{key}:{seen[key]}"
             ok, label = prediction_of(predictions, a.id, r.priority, min_confidence)
+            if any_task and not ok:
+                ok, label = True, f"{label}(any)"
             d = _vec(r.capability.memory_mb, 0 if mem_only else r.capability.vcores)
             out.append(Group(key, a.id, r.priority, Task(key, d, ok), r.num_containers,
                              r.node_label_expression, label))
@@ -225,6 +229,11 @@ class TaskQueue:
             return None
         g.left -= 1
         return g.task
+
+    def in_order(self, partition: str) -> tuple[list[Group], list[Group]]:
+        """The partition's groups in queue order, and the eligible (short) ones."""
+        groups = list(self._parts.get(partition, ()))
+        return groups, [g for g in groups if g.task.eligible]
 
     def view(self, partition: str) -> QueueView:
         """The queue as seen by a node of ``partition``."""

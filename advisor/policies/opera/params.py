@@ -22,12 +22,26 @@ class Params(ConfigModel):
     br_initial_vcores: int = Field(1, ge=0)
     bt_initial_s: float = Field(60.0, gt=0)
     bt_max_s: float = 3600.0
-    reservation: Literal["strict", "multi_chance"] = "multi_chance"
+    # none: the RM keeps its own reservations, OPERA only lends (see README);
+    # strict / multi_chance: Alg 3 / Alg 4 replayed across cycles, as in the RM
+    reservation: Literal["none", "strict", "multi_chance"] = "none"
     eps_r: int = Field(3, ge=0)
     eps_s: int = Field(3, ge=0)
     node_updates_per_cycle: int = Field(1, ge=1)
     min_confidence: float = Field(0.5, ge=0, le=1)
     resource_calculator: Literal["auto", "memory", "dominant"] = "auto"
+    # short: only tasks the classifier calls short borrow (the paper); any: every
+    # pending task may run on measured idle headroom (overcommit by measured use)
+    lend_to: Literal["short", "any"] = "short"
+    # lend only while measured use + lent stays under this share of C_i (1.0: Eq 4)
+    lend_up_to: float = Field(0.8, gt=0, le=1)
+    # a node's schedulable capacity never exceeds this multiple of C_i (null: no cap)
+    max_overcommit: float | None = Field(1.5, ge=1)
+    # per cycle a node grows by at most this share of C_i (null: no ramp)
+    ramp_step: float | None = Field(0.25, gt=0)
+    # a raised node keeps its capacity this long after it last lent (no contention):
+    # jobs come in waves, and a ramp down and up again would lag each wave
+    return_after_s: float = Field(120.0, ge=0)
     signal_containers: bool = False
     signal: Literal["GRACEFUL_SHUTDOWN", "FORCEFUL_SHUTDOWN", "OUTPUT_THREAD_DUMP"] = (
         "GRACEFUL_SHUTDOWN"

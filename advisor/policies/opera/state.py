@@ -22,7 +22,8 @@ Reservation = tuple[str, int]  # (request group key, skip count)
 class State:
     """``bases``: node -> capacity before OPERA raised it; ``blocks``: PRESERVE's BR/BT
     where they differ from the initial ones; ``reservations``: node -> reserved tasks;
-    ``lent``: node -> (memory MiB, vcores) lent this cycle; ``stats``: counts."""
+    ``lent``: node -> (memory MiB, vcores) lent this cycle; ``lent_at``: node -> when
+    it last lent (ms; the raise is held ``return_after_s`` after); ``stats``: counts."""
 
     bases: Mapping[str, oc.Vec] = field(default_factory=dict)
     blocks: Mapping[str, oc.Block] = field(default_factory=dict)
@@ -30,6 +31,7 @@ class State:
     lent: Mapping[str, tuple[int, int]] = field(default_factory=dict)
     updated_at: int = 0
     stats: Mapping[str, int] = field(default_factory=dict)
+    lent_at: Mapping[str, int] = field(default_factory=dict)
 
     def to_json(self) -> JsonDict:
         """The JSON form (checkpoints and HA)."""
@@ -45,6 +47,7 @@ class State:
                              for k, v in sorted(self.reservations.items())},
             "lent": {k: {"memory_mb": v[0], "vcores": v[1]} for k, v in sorted(self.lent.items())},
             "stats": dict(self.stats),
+            "lent_at": dict(sorted(self.lent_at.items())),
         }
 
     @classmethod
@@ -73,9 +76,10 @@ class State:
         updated = data.get("updated_at")
         stats = {str(k): v for k, v in _map(data.get("stats")).items()
                  if isinstance(v, int) and not isinstance(v, bool)}
+        lent_at = {str(k): int(v) for k, v in _map(data.get("lent_at")).items() if _number(v)}
         return cls(bases, blocks, reservations, lent,
                    updated if isinstance(updated, int) and not isinstance(updated, bool) else 0,
-                   stats)
+                   stats, lent_at)
 
 
 def _number(x: object) -> TypeGuard[int | float]:

@@ -1,0 +1,225 @@
+"""``yarn-advisor simulate``: a workload or trace on a simulated YARN cluster.
+
+``simulator.cli.register(subparsers)`` adds the subcommand to the main CLI;
+``python -m yarn_advisor.simulator.cli simulate ...`` runs it alone.
+
+With ``--json`` it prints one JSON object per line, one per mode, each with
+``mode``, ``makespan_s``, ``mean_jct_s``, ``p95_jct_s``, ``utilization``
+(memory, vcores: allocated share of the schedulable resource),
+``used_utilization``, ``locality_rate``, ``kills`` and ``wasted_container_s``.
+Modes: ``baseline`` (the scheduler alone); ``sidecar`` (the advisor's own
+daemon beside it, in enforce mode, configured by ``--config``; its line adds
+``advisor``: cycles and actions by policy, kind and outcome); ``in-rm`` (the
+papers' algorithms as the scheduler) is not wired yet.
+Exit status: 0; 1 when a run stalled (jobs left that could never run);
+2 for bad input (every problem is printed with its file and line or job).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.config.base import ConfigError
+from yarn_advisor.simulator.fields import WorkloadError
+from yarn_advisor.simulator.metrics import Report
+from yarn_advisor.simulator.progress import ProgressBar
+from yarn_advisor.simulator.readers.common import TraceOptions
+from yarn_advisor.simulator.readers.rumen import read_rumen
+from yarn_advisor.simulator.readers.sls import read_sls
+from yarn_advisor.simulator.readers.swim import read_swim
+from yarn_advisor.simulator.schedulers import SCHEDULERS
+from yarn_advisor.simulator.sidecar import AdvisorTally, run_sidecar
+from yarn_advisor.simulator.simulation import Simulation
+from yarn_advisor.simulator.spec import NodeGroup, Workload
+from yarn_advisor.simulator.timeline import TimelineError, write_timeline
+from yarn_advisor.simulator.workload import load_workload
+
+MODES = ("baseline", "sidecar", "in-rm")
+NOT_YET = frozenset({"in-rm"})
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
+    """Add ``simulate`` to the main parser's subcommands."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "simulate", help="what-if runs on a simulated YARN cluster",
+        description="Run a workload or a job trace on a discrete-event simulation of a YARN "
+                    "cluster (CapacityScheduler, FairScheduler or FifoScheduler).")
+    src = p.add_mutually_exclusive_group(required=True)
+    src.add_argument("--workload", type=Path, metavar="FILE",
+                     help="workload file (YAML/JSON: cluster, scheduler, jobs)")
+    src.add_argument("--rumen", type=Path, metavar="TRACE", help="Rumen job trace")
+    src.add_argument("--sls", type=Path, metavar="TRACE", help="SLS JSON job trace")
+    src.add_argument("--swim", type=Path, metavar="TSV", help="SWIM .tsv job trace")
+    p.add_argument("--scheduler", choices=sorted(SCHEDULERS),
+                   help="baseline scheduler (default: the workload's own)")
+    p.add_argument("--mode", choices=(*MODES, "all"), default="baseline")
+    p.add_argument("--config", type=Path, metavar="ADVISOR_YAML",
+                   help="advisor configuration for the sidecar mode")
+    p.add_argument("--warm", type=int, default=0, metavar="N",
+                   help="sidecar: N unmeasured runs of the same workload first, so the "
+                        "classifier knows the jobs as on a cluster it has watched before "
+                        "(default 0: every job is new)")
+    p.add_argument("--nodes", type=int, metavar="N", help="number of nodes (overrides)")
+    p.add_argument("--node-memory-mb", type=int, metavar="M")
+    p.add_argument("--node-vcores", type=int, metavar="V")
+    p.add_argument("--png", type=Path, metavar="OUT",
+                   help="write a timeline of memory allocated per job (needs matplotlib)")
+    p.add_argument("--json", action="store_true", help="one JSON object per mode")
+    p.add_argument("--jobs", action="store_true", help="with --json: per-job times too")
+    p.add_argument("--max-jobs", type=int, default=0, metavar="N",
+                   help="only the first N jobs of a SWIM trace")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+    p.set_defaults(handler=cmd_simulate)
+    return p
+
+
+def _positive(args: argparse.Namespace) -> list[str]:
+    bad = []
+    for name in ("nodes", "node_memory_mb", "node_vcores"):
+        v = getattr(args, name)
+        if v is not None and v <= 0:
+            bad.append(f"--{name.replace('_', '-')} must be positive, got {v}")
+    if args.warm < 0:
+        bad.append(f"--warm must be 0 or more, got {args.warm}")
+    return bad
+
+
+def load_input(args: argparse.Namespace) -> Workload:
+    """The workload the arguments name (raises WorkloadError)."""
+    opts = TraceOptions(nodes=args.nodes or 0,
+                        node_memory_mb=args.node_memory_mb or TraceOptions.node_memory_mb,
+                        node_vcores=args.node_vcores or TraceOptions.node_vcores,
+                        scheduler=args.scheduler or "capacity")
+    if args.rumen is not None:
+        return read_rumen(args.rumen, opts)
+    if args.sls is not None:
+        return read_sls(args.sls, opts)
+    if args.swim is not None:
+        return read_swim(args.swim, opts, max_jobs=args.max_jobs)
+    wl = load_workload(args.workload)
+    if args.nodes or args.node_memory_mb or args.node_vcores:
+        first = wl.cluster.groups[0]
+        group = NodeGroup(args.nodes or wl.cluster.node_count,
+                          args.node_memory_mb or first.memory_mb,
+                          args.node_vcores or first.vcores)
+        wl = replace(wl, cluster=replace(wl.cluster, groups=(group,)))
+        problems = [f"{args.workload}: job {j.id}: {what} does not fit a "
+                    f"<{group.memory_mb} MB, {group.vcores} vcores> node"
+                    for j in wl.jobs
+                    for what, r in (("am", j.am), ("maps", j.maps and j.maps.request),
+                                    ("reduces", j.reduces and j.reduces.request))
+                    if r and (r.memory_mb > group.memory_mb or r.vcores > group.vcores)]
+        if problems:
+            raise WorkloadError(problems)
+    return wl
+
+
+def run_baseline(wl: Workload, scheduler: str | None, progress: bool,
+                 sample_ms: int = 0) -> tuple[Report, Simulation]:
+    sim = Simulation(wl, scheduler=scheduler, mode="baseline", sample_ms=sample_ms)
+    bar = ProgressBar(f"simulate {wl.name} baseline") if progress else None
+    report = sim.run(progress=bar)
+    if bar is not None:
+        bar.close()
+    return report, sim
+
+
+def cmd_simulate(args: argparse.Namespace) -> int:
+    problems = _positive(args)
+    if problems:
+        for msg in problems:
+            print(f"yarn-advisor simulate: {msg}", file=sys.stderr)
+        return 2
+    if args.mode in NOT_YET:
+        print(f"yarn-advisor simulate: mode {args.mode!r} is not available yet "
+              "(only 'baseline' is wired)", file=sys.stderr)
+        return 2
+    cfg = None
+    if args.config is not None:
+        try:
+            cfg = load_config(args.config)
+        except ConfigError as exc:
+            print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
+            return 2
+    try:
+        wl = load_input(args)
+    except WorkloadError as exc:
+        print("yarn-advisor simulate: bad input:", file=sys.stderr)
+        for msg in exc.problems:
+            print(f"  {msg}", file=sys.stderr)
+        return 2
+    show = sys.stderr.isatty() if args.progress is None else args.progress
+    modes = ["baseline", "sidecar"] if args.mode == "all" else [args.mode]
+    runs: list[tuple[Report, Simulation]] = []
+    for mode in modes:
+        if mode == "baseline":
+            report, sim = run_baseline(wl, args.scheduler, show)
+            extra: dict[str, Any] = {}
+        else:
+            bar = ProgressBar(f"simulate {wl.name} sidecar") if show else None
+            report, tally, sim = run_sidecar(wl, args.scheduler, cfg, progress=bar,
+                                             warm=args.warm)
+            if bar is not None:
+                bar.close()
+            extra = {"advisor": tally.to_json()}
+        runs.append((report, sim))
+        if args.json:
+            print(json.dumps({**report.to_json(with_jobs=args.jobs), **extra}, sort_keys=True),
+                  flush=True)
+        else:
+            print(_human(report) + ("" if not extra else "\n" + _human_tally(tally)),
+                  flush=True)
+    if args.mode == "all":
+        print("yarn-advisor simulate: mode 'in-rm' is not available yet", file=sys.stderr)
+    if args.png is not None:
+        try:
+            write_timeline([(f"{wl.name}: {r.scheduler} ({r.mode})", s.metrics.samples,
+                             sum(n.total_mem for n in s.nodes)) for r, s in runs],
+                           args.png, wl.name)
+        except TimelineError as exc:
+            print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
+            return 2
+    return 1 if any(r.stalled for r, _ in runs) else 0
+
+
+def _human_tally(t: AdvisorTally) -> str:
+    done = ", ".join(f"{k} {n}" for k, n in sorted(t.actions.items())) or "none"
+    return f"  advisor: {t.cycles} cycles ({t.skipped} skipped); actions: {done}"
+
+
+def _human(r: Report) -> str:
+    loc = "n/a" if r.locality_rate is None else f"{100 * r.locality_rate:.1f} %"
+    lines = [
+        f"{r.workload}: {r.scheduler}, mode {r.mode}",
+        f"  jobs {r.jobs} (finished {r.jobs_finished}, failed {r.jobs_failed})"
+        + ("  STALLED: jobs left that could not run" if r.stalled else ""),
+        f"  makespan {r.makespan_s:.1f} s   mean JCT {r.mean_jct_s:.1f} s   "
+        f"p95 JCT {r.p95_jct_s:.1f} s",
+        f"  allocated memory {100 * r.utilization['memory']:.1f} %  vcores "
+        f"{100 * r.utilization['vcores']:.1f} %   used memory "
+        f"{100 * r.used_utilization['memory']:.1f} %  CPU "
+        f"{100 * r.used_utilization['vcores']:.1f} %",
+        f"  map locality {loc}   kills {r.kills}   wasted {r.wasted_container_s:.1f} "
+        f"container-s",
+        f"  {r.events} events in {r.wall_s:.2f} s",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="yarn-advisor")
+    sub = parser.add_subparsers(dest="command", required=True)
+    register(sub)
+    args = parser.parse_args(argv)
+    return int(args.handler(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

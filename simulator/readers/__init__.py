@@ -1,0 +1,1 @@
+"""Readers of job traces into simulator workloads."""

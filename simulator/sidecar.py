@@ -1,0 +1,124 @@
+"""The sidecar mode: the advisor's own daemon beside the simulated RM.
+
+The same ``Advisor`` the ``run`` command builds (engine, classifier, policies,
+actuator and its guardrails) runs every ``sense.interval_s`` of simulated
+time. It senses :func:`~yarn_advisor.simulator.snapshot.snapshot` of the
+simulated RM and writes through :class:`~yarn_advisor.simulator.writer.SimWriter`,
+so its writes change the simulation exactly where the real levers would
+change the RM, one cycle late as in production. Guardrail windows follow the
+simulated clock. The journal and the classifier's checkpoint go to a scratch
+directory (a copy of the configured checkpoint, when there is one).
+
+What the what-if assumes: enforce mode (the top-level ``dry_run`` is set to
+false; a policy whose own ``dry_run`` is true stays advisory, as it would in
+production).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.report import CycleReport
+from yarn_advisor.advisor.sense import SourceStat
+from yarn_advisor.advisor.settings import load_config, with_overrides
+from yarn_advisor.advisor.wiring import build_advisor
+from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.simulator.metrics import Report
+from yarn_advisor.simulator.schedulers.base import Scheduler
+from yarn_advisor.simulator.simulation import Progress, Simulation
+from yarn_advisor.simulator.snapshot import snapshot
+from yarn_advisor.simulator.spec import Workload
+from yarn_advisor.simulator.writer import SimWriter
+
+
+class SimSensor:
+    """The daemon's ``Sensor`` over a simulation: every source answers, always."""
+
+    def __init__(self, sim: Simulation) -> None:
+        self.sim = sim
+        self.stats: dict[str, SourceStat] = {}
+
+    def sense(self, now_ms: int) -> Snapshot:
+        return snapshot(self.sim)
+
+
+@dataclass
+class AdvisorTally:
+    """What the advisor did along a sidecar run."""
+
+    cycles: int = 0
+    skipped: int = 0
+    actions: dict[str, int] = field(default_factory=dict)  # "policy kind outcome" -> count
+    blocked: dict[str, int] = field(default_factory=dict)  # guardrail reason -> count
+    # every write sent: (simulated ms, kind, target, value)
+    sent: list[tuple[int, str, str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, object]:
+        return {"cycles": self.cycles, "skipped": self.skipped, "actions": self.actions,
+                "blocked": self.blocked}
+
+
+def sidecar_config(cfg: AdvisorConfig | None, state_dir: str,
+                   checkpoint: str) -> AdvisorConfig:
+    """``cfg`` (or the defaults) in enforce mode, without the HTTP server, with its
+    journal under ``state_dir`` and the classifier's checkpoint at ``checkpoint``
+    (a scratch copy: a simulation never writes the user's files)."""
+    base = cfg if cfg is not None else load_config()
+    return with_overrides(base, {
+        "dry_run": False, "server": {"enabled": False}, "state_dir": state_dir,
+        "actuator": {"journal_path": None}, "classifier": {"checkpoint": checkpoint}})
+
+
+def run_sidecar(wl: Workload, scheduler: str | Scheduler | None = None,
+                cfg: AdvisorConfig | None = None, progress: Progress | None = None,
+                sample_ms: int = 0, warm: int = 0) -> tuple[Report, AdvisorTally, Simulation]:
+    """Run ``wl`` with the advisor beside the scheduler: the report, what the advisor
+    did, and the simulation (for its timeline).
+
+    The classifier starts from the configuration's checkpoint when it names one
+    (a copy), else empty. ``warm`` runs of the same workload come first, unmeasured,
+    each on a fresh simulated cluster with a fresh journal: the checkpoint carries
+    what they taught the classifier, as it carries a production cluster's history
+    across restarts (jobs recur). ``warm`` 0 and no checkpoint: every job is new.
+    """
+    with tempfile.TemporaryDirectory(prefix="yarn-advisor-sidecar-") as scratch:
+        checkpoint = Path(scratch) / "classifier.json"
+        given = cfg.classifier.checkpoint if cfg is not None else None
+        if given and Path(given).is_file():
+            shutil.copyfile(given, checkpoint)
+        for i in range(warm):
+            _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/warm{i}", str(checkpoint)),
+                     None, sample_ms)
+        return _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/run", str(checkpoint)),
+                        progress, sample_ms)
+
+
+def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfig,
+             progress: Progress | None, sample_ms: int) -> tuple[Report, AdvisorTally, Simulation]:
+    sim = Simulation(wl, scheduler=scheduler, mode="sidecar", sample_ms=sample_ms)
+    writer = SimWriter(sim)
+    advisor = build_advisor(conf, SimSensor(sim), writer, persist=True, snapshot_clock=True)
+    tally = AdvisorTally()
+    interval_ms = max(1000, int(conf.sense.interval_s * 1000))
+
+    def cycle(s: Simulation) -> None:
+        _count(tally, advisor.run_once(s.cluster_ts + s.now))
+
+    sim.every(interval_ms, cycle)
+    report = sim.run(progress=progress)
+    tally.blocked, tally.sent = dict(advisor.actuator.blocked), writer.sent
+    return report, tally, sim
+
+
+def _count(tally: AdvisorTally, report: CycleReport) -> None:
+    tally.cycles += 1
+    if report.outcome != "ok":
+        tally.skipped += 1
+    for (kind, policy, outcome), n in report.actions.items():
+        key = f"{policy} {kind.value} {outcome}"
+        tally.actions[key] = tally.actions.get(key, 0) + n

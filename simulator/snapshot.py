@@ -1,0 +1,292 @@
+"""The advisor's view of the simulated RM: a :class:`Snapshot`, as the sensor builds it.
+
+Every part the live sensor reads is filled from simulation state, in the
+units the parsers produce (times in epoch ms = ``cluster_ts`` + simulated ms,
+progress in percent, node CPU in cores used, container CPU in percent of one
+core): RM info (``ha_state`` ACTIVE, or STANDBY when the simulated RM is made
+standby), cluster metrics, nodes with measured utilisation, the queue tree,
+live apps with their pending asks (``*``, rack and host rows per priority),
+running containers with measured usage (``ContainerUsage``: lifetime average
+and maximum), MapReduce jobs and tasks of running apps, the tasks that ended
+since the previous snapshot, QueueMetrics (with the node-local / rack-local /
+off-switch aggregates), the CapacityScheduler's live configuration and
+``yarn.cluster.max-application-priority``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from yarn_advisor.advisor.model import (
+    App,
+    ClusterInfo,
+    ClusterMetrics,
+    Container,
+    ContainerUsage,
+    MRJob,
+    Node,
+    NodeUtilization,
+    Queue,
+    QueueMetricsBean,
+    ResourceRequest,
+    Resources,
+    Snapshot,
+    Task,
+)
+from yarn_advisor.advisor.snapshot import build_snapshot
+from yarn_advisor.simulator.apps import AM, SimApp, SimContainer, SimTask
+from yarn_advisor.simulator.cluster import SimNode
+from yarn_advisor.simulator.schedulers.base import QueueView
+
+if TYPE_CHECKING:
+    from yarn_advisor.simulator.simulation import Simulation
+
+RM_URL = "http://simulated-rm:8088"
+LIVE = ("NEW", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHING")
+_TASK_STATE = {"NEW": "SCHEDULED", "PENDING": "SCHEDULED", "ASSIGNED": "SCHEDULED",
+               "RUNNING": "RUNNING", "SUCCEEDED": "SUCCEEDED", "KILLED": "KILLED"}
+
+
+def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
+    """The RM as the advisor's sensor would read it now."""
+    now = sim.events.now
+    ts = sim.cluster_ts
+    rm = sim.rm
+    for node_running in sim.nms.running.values():
+        for c in node_running:
+            sim.nms.settle(c)
+    live = [a for a in sim.apps.values() if a.state in LIVE]
+    running = [a for a in live if a.state in ("RUNNING", "FINISHING")]
+    nodes = [_node(n, ts, now) for n in rm.nodes]
+    containers = [_container(c, ts, now) for a in running for c in a.containers.values()]
+    jobs = [_job(a, ts, now) for a in running if a.job.app_type == "MAPREDUCE"]
+    tasks = [_task(a, t, ts, now) for a in running if a.job.app_type == "MAPREDUCE"
+             for t in [*a.maps, *a.reduces][:max_tasks_per_job]]
+    finished = [_task(t.app, t, ts, now, finish) for t, finish in sim.take_finished_tasks()]
+    total_mem = sum(n.total_mem for n in rm.nodes if n.state == "RUNNING")
+    total_vc = sum(n.total_vc for n in rm.nodes if n.state == "RUNNING")
+    queues = [_queue(v) for v in sim.scheduler.queues()]
+    return build_snapshot(
+        taken_at=ts + now, rm_url=RM_URL,
+        cluster=ClusterInfo(ts, "STARTED", "STANDBY" if rm.standby else "ACTIVE", "3.4.2",
+                            "3.4.2", ts),
+        metrics=_metrics(sim, total_mem, total_vc),
+        scheduler_type=sim.scheduler.type_name, queues=queues, nodes=nodes,
+        apps=[_app(a, ts, now, total_mem) for a in live], containers=containers,
+        usage=[u for a in running for c in a.containers.values()
+               if (u := _usage(c, now)) is not None],
+        jobs=jobs, tasks=tasks, finished_tasks=finished,
+        queue_metrics=_queue_metrics(sim, queues),
+        sources={"rm": True, "containers": True, "nm_jmx": True, "rm_jmx": True,
+                 "scheduler_conf": sim.scheduler.type_name == "capacityScheduler",
+                 "rm_conf": True, "mapreduce": True, "history": True},
+        scheduler_conf=sim.scheduler.conf(),
+        rm_conf={"yarn.cluster.max-application-priority": str(rm.max_priority)},
+    )
+
+
+def _node(n: SimNode, ts: int, now: int) -> Node:
+    used_cpu = min(n.use_cpu, n.real_cpu)
+    return Node(
+        id=n.id, host=n.host, rack=n.rack, state=n.state, http_address=n.http_address,
+        labels=(n.label,) if n.label else (), total=Resources(n.total_mem, n.total_vc),
+        used=Resources(n.alloc_mem, n.alloc_vc),
+        available=Resources(n.total_mem - n.alloc_mem, n.total_vc - n.alloc_vc),
+        num_containers=len(n.containers),
+        utilization=NodeUtilization(node_pmem_mb=n.use_mem, node_vmem_mb=n.use_mem,
+                                    node_cpu=used_cpu, containers_pmem_mb=n.use_mem,
+                                    containers_vmem_mb=n.use_mem, containers_cpu=used_cpu),
+        last_health_update=ts + now, version="3.4.2")
+
+
+def _metrics(sim: Simulation, total_mem: int, total_vc: int) -> ClusterMetrics:
+    apps = list(sim.apps.values())
+    rm = sim.rm
+    alloc_mem = sum(n.alloc_mem for n in rm.nodes)
+    alloc_vc = sum(n.alloc_vc for n in rm.nodes)
+    reserved = [n.reserved for n in rm.nodes if n.reserved is not None]
+    return ClusterMetrics(
+        apps_submitted=len(apps), apps_completed=sum(a.state == "FINISHED" for a in apps),
+        apps_pending=sum(a.state in ("NEW", "SUBMITTED", "ACCEPTED") for a in apps),
+        apps_running=sum(a.state in ("RUNNING", "FINISHING") for a in apps),
+        apps_failed=sum(a.state == "FAILED" for a in apps),
+        apps_killed=sum(a.state == "KILLED" for a in apps),
+        total=Resources(total_mem, total_vc), allocated=Resources(alloc_mem, alloc_vc),
+        available=Resources(total_mem - alloc_mem, total_vc - alloc_vc),
+        reserved=Resources(sum(r.mem for r in reserved), sum(r.vc for r in reserved)),
+        containers_allocated=sum(len(n.containers) for n in rm.nodes),
+        containers_pending=rm.pending_total, containers_reserved=len(reserved),
+        active_nodes=sum(n.state == "RUNNING" for n in rm.nodes), total_nodes=len(rm.nodes),
+        unhealthy_nodes=0, lost_nodes=0, decommissioning_nodes=0)
+
+
+def _requests(app: SimApp) -> tuple[ResourceRequest, ...]:
+    out = []
+    for prio in sorted(app.asks):
+        ask = app.asks[prio]
+        if not ask.any:
+            continue
+        cap = Resources(ask.mem, ask.vc)
+        label = app.label
+        out.append(ResourceRequest(prio, "*", cap, ask.count, True, label))
+        for rack, tasks in sorted(ask.by_rack.items()):
+            out.append(ResourceRequest(prio, rack, cap, len(tasks), True, label))
+        for host, tasks in sorted(ask.by_host.items()):
+            out.append(ResourceRequest(prio, host, cap, len(tasks), True, label))
+    return tuple(out)
+
+
+def _progress(app: SimApp) -> float:
+    n = len(app.maps) + len(app.reduces)
+    if not n or app.state not in ("RUNNING", "FINISHING"):
+        return 0.0
+    return 100.0 * sum(t.progress for t in [*app.maps, *app.reduces]) / n
+
+
+def _app(app: SimApp, ts: int, now: int, total_mem: int) -> App:
+    am = app.am_task.container
+    held_mem = sum(c.mem * (now - c.allocated_ms) for c in app.containers.values())
+    held_vc = sum(c.vc * (now - c.allocated_ms) for c in app.containers.values())
+    return App(
+        id=app.id, name=app.name, user=app.user, queue=f"root.{app.queue}",
+        type=app.job.app_type, tags=app.tags, state=app.state if app.state != "FINISHING"
+        else "RUNNING", final_status="UNDEFINED", priority=app.priority,
+        progress=round(_progress(app), 3), started_time=ts + app.submit_ms, finished_time=0,
+        elapsed_time=now - app.submit_ms, allocated=Resources(app.alloc_mem, app.alloc_vc),
+        reserved=Resources(0, 0), running_containers=len(app.containers),
+        am_host_http_address=am.node.http_address if am is not None else "",
+        tracking_url=f"{RM_URL}/proxy/{app.id}/" if app.state in ("RUNNING", "FINISHING")
+        else "",
+        resource_requests=_requests(app), am_resource=Resources(app.am_mem, app.am_vc),
+        memory_seconds=(app.memory_ms + held_mem) // 1000,
+        vcore_seconds=(app.vcore_ms + held_vc) // 1000,
+        cluster_usage_percentage=100.0 * app.alloc_mem / total_mem if total_mem else 0.0,
+        node_label_expression=app.label)
+
+
+def _container(c: SimContainer, ts: int, now: int) -> Container:
+    return Container(
+        id=c.id, app_id=c.app.id, node_id=c.node.id, allocated=Resources(c.mem, c.vc),
+        priority=c.priority, started_time=ts + (c.started_ms or c.allocated_ms),
+        state="RUNNING" if c.state == "RUNNING" else "ALLOCATED", is_am=c.is_am)
+
+
+def _usage(c: SimContainer, now: int) -> ContainerUsage | None:
+    """Lifetime average and maximum of the container's use (NM ContainerMetrics)."""
+    if c.state != "RUNNING":
+        return None
+    t = c.task
+    phases = t.phases[:t.phase_idx + 1]
+    if t.kind == AM or t.run_ms <= 0:
+        weights = [1.0]
+        phases = t.phases[:1]
+    else:
+        weights = [p.share for p in phases[:-1]]
+        done_now = max(0.0, phases[-1].share * t.run_ms - max(t.work_left, 0.0))
+        weights.append(done_now / t.run_ms if t.run_ms else 0.0)
+    wsum = sum(weights) or 1.0
+    rate = t.rate if t.phase.cpu > 0 else 1.0
+    mem_avg = sum(w * p.memory_mb for w, p in zip(weights, phases, strict=True)) / wsum
+    cpu_avg = sum(w * p.cpu for w, p in zip(weights, phases, strict=True)) / wsum * rate
+    return ContainerUsage(
+        container_id=c.id, pmem_avg_mb=mem_avg, pmem_max_mb=float(max(p.memory_mb
+                                                                     for p in phases)),
+        cpu_avg_percent=100.0 * cpu_avg, cpu_max_percent=100.0 * max(p.cpu for p in phases),
+        pmem_limit_mb=float(c.mem), vcore_limit=float(c.vc),
+        samples=max(1, (now - c.started_ms) // 1000))
+
+
+def _job(app: SimApp, ts: int, now: int) -> MRJob:
+    done_m = [t for t in app.maps if t.state == "SUCCEEDED"]
+    done_r = [t for t in app.reduces if t.state == "SUCCEEDED"]
+
+    def avg(ts_: list[SimTask]) -> int:
+        return sum(t.finish_ms - t.start_ms for t in ts_) // len(ts_) if ts_ else 0
+
+    def prog(ts_: list[SimTask]) -> float:
+        return 100.0 * sum(t.progress for t in ts_) / len(ts_) if ts_ else 100.0
+
+    return MRJob(
+        id=app.job_id, app_id=app.id, name=app.name, user=app.user, queue=f"root.{app.queue}",
+        state="RUNNING", start_time=ts + app.registered_ms, finish_time=0,
+        maps_total=len(app.maps), maps_completed=len(done_m), reduces_total=len(app.reduces),
+        reduces_completed=len(done_r),
+        maps_running=sum(t.state == "RUNNING" for t in app.maps),
+        reduces_running=sum(t.state == "RUNNING" for t in app.reduces),
+        maps_pending=sum(t.state in ("NEW", "PENDING", "ASSIGNED") for t in app.maps),
+        reduces_pending=sum(t.state in ("NEW", "PENDING", "ASSIGNED") for t in app.reduces),
+        map_progress=round(prog(app.maps), 3), reduce_progress=round(prog(app.reduces), 3),
+        avg_map_time=avg(done_m), avg_reduce_time=avg(done_r))
+
+
+def _task(app: SimApp, t: SimTask, ts: int, now: int, finish: int | None = None) -> Task:
+    killed = finish is not None and finish < 0
+    end = -finish if killed and finish is not None else finish
+    state = "KILLED" if killed else ("SUCCEEDED" if finish is not None else
+                                     _TASK_STATE.get(t.state, "SCHEDULED"))
+    started = t.start_ms if t.state in ("RUNNING", "SUCCEEDED") or finish is not None else 0
+    c = t.container
+    tid = app.task_id(t)
+    return Task(
+        id=tid, job_id=app.job_id, app_id=app.id, type=t.kind, state=state,
+        progress=100.0 if state == "SUCCEEDED" else round(100.0 * t.progress, 3),
+        start_time=ts + started if started else 0,
+        finish_time=ts + end if end is not None else 0,
+        elapsed_time=((end if end is not None else now) - started) if started else 0,
+        phase=t.phase.name if state == "RUNNING" else "",
+        node_id=c.node.id if c is not None else "",
+        container_id=c.id if c is not None else "",
+        attempt_id=f"attempt_{tid[5:]}_{t.attempt}")
+
+
+def _queue(v: QueueView) -> Queue:
+    return Queue(
+        path=v.path, name=v.name, parent=v.parent, is_leaf=v.is_leaf, capacity=v.capacity,
+        max_capacity=v.max_capacity, used_capacity=v.used_capacity,
+        absolute_capacity=v.absolute_capacity, absolute_max_capacity=v.absolute_max_capacity,
+        absolute_used_capacity=v.absolute_used_capacity, used=Resources(v.used_mem, v.used_vc),
+        num_applications=v.num_apps, num_active_applications=v.num_active,
+        num_pending_applications=v.num_pending, num_containers=v.num_containers,
+        pending_containers=v.pending_containers, state="RUNNING", node_labels=v.node_labels,
+        children=v.children, default_priority=v.default_priority,
+        ordering_policy=v.ordering_policy,
+        fair_share=Resources(*v.fair_share), max_share=Resources(*v.max_share))
+
+
+def _queue_metrics(sim: Simulation, queues: list[Queue]) -> list[QueueMetricsBean]:
+    out = []
+    rm = sim.rm
+    by_queue: dict[str, list[SimApp]] = {}
+    for a in sim.apps.values():
+        if a.state in LIVE:
+            by_queue.setdefault(f"root.{a.queue}", []).append(a)
+    root_agg = [0, 0, 0, 0]
+    for q in queues:
+        if not q.is_leaf:
+            continue
+        apps = by_queue.get(q.path, [])
+        agg = rm.aggregates.get(q.path, [0, 0, 0, 0])
+        root_agg = [x + y for x, y in zip(root_agg, agg, strict=True)]
+        pend = [sum(ask.mem * ask.count for a in apps for ask in a.asks.values()),
+                sum(ask.vc * ask.count for a in apps for ask in a.asks.values())]
+        out.append(QueueMetricsBean(
+            queue_path=q.path, apps_pending=sum(a.state != "RUNNING" for a in apps),
+            apps_running=sum(a.state == "RUNNING" for a in apps),
+            pending=Resources(*pend), pending_containers=sum(a.pending_total for a in apps),
+            allocated=q.used, allocated_containers=q.num_containers,
+            available=Resources(0, 0), reserved=Resources(0, 0),
+            aggregate_containers_allocated=agg[0], aggregate_node_local=agg[1],
+            aggregate_rack_local=agg[2], aggregate_off_switch=agg[3]))
+    out.append(QueueMetricsBean(
+        queue_path="root", apps_pending=sum(b.apps_pending for b in out),
+        apps_running=sum(b.apps_running for b in out),
+        pending=Resources(sum(b.pending.memory_mb for b in out),
+                          sum(b.pending.vcores for b in out)),
+        pending_containers=sum(b.pending_containers for b in out),
+        allocated=Resources(sum(b.allocated.memory_mb for b in out),
+                            sum(b.allocated.vcores for b in out)),
+        allocated_containers=sum(b.allocated_containers for b in out),
+        available=Resources(0, 0), reserved=Resources(0, 0),
+        aggregate_containers_allocated=root_agg[0], aggregate_node_local=root_agg[1],
+        aggregate_rack_local=root_agg[2], aggregate_off_switch=root_agg[3]))
+    return out
