@@ -25,7 +25,8 @@ adds, the table of the model's docstring. ``--calibration`` prints the
 reliability of P(short) over all predictions of the four runs (scikit-learn's
 ``calibration_curve`` and Brier score). ``--set NAME=VALUE`` passes a model
 parameter (repeatable); ``--json`` prints one object per trace and run, then
-the pooled ones; ``--data DIR`` points at another data folder.
+the pooled ones; ``--markdown`` one Markdown table (a row per trace, the four
+runs as columns, as in CLASSIFIER.md); ``--data DIR`` points at another data folder.
 """
 
 from __future__ import annotations
@@ -193,6 +194,39 @@ def calibration(paths: Sequence[Path], params: dict[str, Any], as_json: bool) ->
         f"{m:.3f}->{o:.3f}" for m, o in zip(predicted, observed, strict=True)))
 
 
+def markdown(paths: Sequence[Path], data: Path, params: dict[str, Any]) -> None:
+    """One Markdown row per trace: short recall / long recall / long called short, per run."""
+    runs = {run: results for run, results in run_all(paths, params)}
+    cells = " | ".join(f"{run}: short % / long % / l->s % (n short, n long)" for run in RUNS)
+    print(f"| trace | {cells} | ceiling % | oracle short % / l->s % |\n|---|"
+          + "---|" * (len(RUNS) + 2))
+
+    def oracle(r: EvalResult) -> str:
+        return f"{_pct(r.oracle_rate('short')).strip()} / {_pct(r.oracle_rate('long')).strip()}"
+
+
+    def cell(r: EvalResult) -> str:
+        if not r.n("short") + r.n("long"):
+            return "-"
+        return (f"{_pct(r.recall('short')).strip()} / {_pct(r.recall('long')).strip()} / "
+                f"{_pct(r.long_called_short).strip()} ({r.n('short')}, {r.n('long')})")
+
+    by_trace: dict[str, dict[str, EvalResult]] = {}
+    for run, results in runs.items():
+        for r in results:
+            by_trace.setdefault(str(Path(r.traces[0]).relative_to(data)), {})[run] = r
+    for name, per_run in sorted(by_trace.items()):
+        first = per_run[RUNS[0]]
+        print(f"| {name} | " + " | ".join(cell(per_run[run]) if run in per_run else "-"
+                                          for run in RUNS)
+              + f" | {_pct(first.short_recall_ceiling).strip()} | {oracle(first)} |")
+    pools = {run: pooled(results) for run, results in runs.items()}
+    every = pooled([r for rs in runs.values() for r in rs])
+    print("| **pooled** | " + " | ".join(cell(pools[run]) for run in RUNS) + " | "
+          f"{_pct(every.short_recall_ceiling).strip()} | {oracle(every)} |")
+    print(f"\nPooled over the four runs: {cell(every)}")
+
+
 def parse_set(values: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in values:
@@ -207,6 +241,7 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--ablation", action="store_true")
     ap.add_argument("--calibration", action="store_true")
+    ap.add_argument("--markdown", action="store_true", help="one Markdown row per trace")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
     paths = trace_paths(args.data)
@@ -215,6 +250,8 @@ def main() -> int:
         ablation(paths, params, args.json)
     elif args.calibration:
         calibration(paths, params, args.json)
+    elif args.markdown:
+        markdown(paths, args.data, params)
     else:
         table(paths, args.data, params, args.json)
     return 0
