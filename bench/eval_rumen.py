@@ -1,18 +1,32 @@
 """The classifier on every Rumen trace of ../shared/data (run: python bench/eval_rumen.py).
 
-Each trace is evaluated on its own with a fresh model, as ``yarn-advisor
-classify-eval --rumen TRACE`` does (prequential, defaults of the model), and
-one line per trace is printed: short n / recall, long n / recall, the share of
-long tasks called short, the cold starts (short tasks predicted with no
-history of their application stage) and the short recall without them, and
-the short recall ceiling (the share of short tasks whose application stage
-had any history when they started: no rule that needs that history can do
-better); then the figures pooled over all traces, the number of traces
-meeting both targets (short recall >= 87 %, long tasks called short <= 2 %)
-and the number whose ceiling is under the short-recall target.
+Four runs, each prequential with the model's defaults (as ``yarn-advisor
+classify-eval`` does), printed per trace and pooled:
 
-``--data DIR`` points at another data folder; ``--json`` prints one object
-per trace (the ``classify-eval --json`` form) instead of the table.
+- ``original``: each trace alone, with a fresh model;
+- ``renamed``: each trace alone with every job renamed to one name (a
+  production cluster whose job names are one anonymized string);
+- ``cross``: one model learning across all traces in time order (a daemon
+  keeping its checkpoint over days); a job already replayed from an earlier
+  trace is skipped (three rumen-testdata traces hold the same four jobs);
+- ``cross renamed``: the same with every job renamed.
+
+Columns: short n / recall, long n / recall, long tasks called short (%), the
+short recall ceiling (short tasks whose user's stage had any history when
+they started) and the job-stage oracle (short recall / long called short of a
+rule told each job stage's share of short tasks; see
+``classifiers/eval_result.py``). Then the figures pooled per run and over
+all four, the traces meeting both targets (short recall >= 87 %, long tasks
+called short <= 2 %) and those whose ceiling is under 87 %.
+
+``--ablation`` prints instead the pooled figures of each run with one level
+(a property given one value for every task) or one rule left out: what each
+adds, the table of the model's docstring. ``--calibration`` prints the
+reliability of P(short) over all predictions of the four runs (scikit-learn's
+``calibration_curve`` and Brier score). ``--set NAME=VALUE`` passes a model
+parameter (repeatable); ``--json`` prints one object per trace and run, then
+the pooled ones; ``--markdown`` one Markdown table (a row per trace, the four
+runs as columns, as in CLASSIFIER.md); ``--data DIR`` points at another data folder.
 """
 
 from __future__ import annotations
@@ -20,29 +34,68 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yarn_advisor.classifiers.evaluate import CLASSES, EvalResult, evaluate_traces
+from yarn_advisor.classifiers.eval_result import EvalResult, pooled
+from yarn_advisor.classifiers.evaluate import evaluate_traces
+from yarn_advisor.classifiers.rumen import RumenTrace
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TARGET_SHORT, TARGET_LCS = 0.87, 0.02
+RENAMED = "job"  # the one name every job carries in the renamed runs
+RUNS = ("original", "renamed", "cross", "cross renamed")
+# What each level and rule adds: left out one at a time (see --ablation).
+ABLATIONS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
+    ("full model", {}, ()),
+    ("without U (user)", {}, ("U",)),
+    ("without Q (queue)", {}, ("Q",)),
+    ("without A (name)", {}, ("A",)),
+    ("without Z (size)", {}, ("Z",)),
+    ("without D (demand)", {}, ("D",)),
+    ("without Z and D (shape)", {}, ("Z", "D")),
+    ("without J (the job itself)", {}, ("J",)),
+    ("without P (progress)", {}, ("P",)),
+    ("no shape discount (rho 0)", {"shape_correlation": 0.0}, ()),
+    ("no overdue rule", {"overdue_factor": 1e9}, ()),
+    ("no cluster-overdue rule", {"max_overdue_share": 1.01}, ()),
+    ("no maps-waiting rule", {"long_while_maps_wait": False}, ()),
+    ("reduces supported by the user", {"reduce_support_at_progress": False}, ()),
+    ("min_support 1", {"min_support": 1}, ()),
+)
 
 
-def evaluated_traces(data: Path) -> Iterator[tuple[Path, EvalResult]]:
-    """Every file under ``data`` read as a Rumen trace, with its evaluation;
-    files with no task (other formats read as no job) are left out."""
+def trace_paths(data: Path) -> list[Path]:
+    """Every file under ``data`` that reads as a Rumen trace with tasks."""
+    out = []
     for path in sorted(p for p in data.rglob("*") if p.is_file()):
         if "rest-docs" in path.parts:
             continue
         try:
-            result = evaluate_traces([path])
+            jobs = list(RumenTrace(path))
         except (OSError, ValueError, UnicodeDecodeError):
             continue
-        if result.n("short") + result.n("long") + result.skipped:
-            yield path, result
+        if any(j.maps or j.reduces or j.stage_tasks for j in jobs):
+            out.append(path)
+    return out
+
+
+def run_all(paths: Sequence[Path], params: dict[str, Any] | None = None,
+            without: Sequence[str] = (), keep_scores: bool = False,
+            ) -> Iterator[tuple[str, list[EvalResult]]]:
+    """Each of :data:`RUNS` with its per-trace results."""
+    options: dict[str, Any] = {"params": params, "without": without, "keep_scores": keep_scores}
+    for run in RUNS:
+        rename = RENAMED if "renamed" in run else None
+        if run.startswith("cross"):
+            yield run, evaluate_traces(paths, rename=rename, time_order=True,
+                                       **options).per_trace
+        else:
+            yield run, [evaluate_traces([p], rename=rename, **options) for p in paths]
 
 
 def _pct(x: float | None) -> str:
@@ -54,41 +107,153 @@ def meets_targets(r: EvalResult) -> bool:
     return (short is None or short >= TARGET_SHORT) and (lcs is None or lcs <= TARGET_LCS)
 
 
+def row(name: str, r: EvalResult) -> str:
+    return (f"{name[:50]:<52}{r.n('short'):>7}{_pct(r.recall('short')):>7}{r.n('long'):>7}"
+            f"{_pct(r.recall('long')):>7}{_pct(r.long_called_short):>7}"
+            f"{_pct(r.short_recall_ceiling):>7}{_pct(r.oracle_rate('short')):>7}"
+            f"{_pct(r.oracle_rate('long')):>7}")
+
+
+HEADER = (f"{'trace':<52}{'short':>7}{'recall':>7}{'long':>7}{'recall':>7}{'l->s%':>7}"
+          f"{'ceil':>7}{'orc s':>7}{'orc l':>7}")
+
+
+def table(paths: Sequence[Path], data: Path, params: dict[str, Any], as_json: bool) -> None:
+    everything = []
+    for run, results in run_all(paths, params):
+        pool = pooled(results)
+        everything.extend(results)
+        if as_json:
+            for r in results:
+                print(json.dumps({"run": run, **r.to_json()}))
+            print(json.dumps({"run": run, "pooled": True, **pool.to_json()}))
+            continue
+        print(f"\n== {run} ==\n{HEADER}")
+        for r in results:
+            print(row(str(Path(r.traces[0]).relative_to(data)), r))
+        scored = [r for r in results if r.n("short") + r.n("long")]
+        met = sum(meets_targets(r) for r in scored)
+        capped = sum((c := r.short_recall_ceiling) is not None and c < TARGET_SHORT
+                     for r in scored)
+        print(row(f"pooled ({run}, {len(results)} traces)", pool))
+        print(f"traces meeting both targets: {met} of {len(scored)} with tasks; "
+              f"short recall ceiling under {TARGET_SHORT:.0%}: {capped}")
+    total = pooled(everything)
+    if as_json:
+        print(json.dumps({"run": "all", "pooled": True, **total.to_json()}))
+    else:
+        print(f"\n{HEADER}\n{row('pooled over the four runs', total)}")
+
+
+def ablation(paths: Sequence[Path], params: dict[str, Any], as_json: bool) -> None:
+    if not as_json:
+        print(f"{'':<34}" + "".join(f"{run:>22}" for run in RUNS))
+        print(f"{'':<34}" + "".join(f"{'short %':>11}{'l->s %':>11}" for _ in RUNS))
+    for label, extra, without in ABLATIONS:
+        figures = {run: pooled(results) for run, results in
+                   run_all(paths, {**params, **extra}, without)}
+        if as_json:
+            print(json.dumps({"ablation": label, **{
+                run: {"short_recall": r.recall("short"), "long_called_short":
+                      r.long_called_short, "long_called_short_n": r.confusion["long"]["short"]}
+                for run, r in figures.items()}}))
+            continue
+        print(f"{label:<34}" + "".join(
+            f"{_pct(r.recall('short')):>11}{_pct(r.long_called_short):>7}"
+            f"{'(' + str(r.confusion['long']['short']) + ')':>4}" for r in figures.values()))
+
+
+def calibration(paths: Sequence[Path], params: dict[str, Any], as_json: bool) -> None:
+    """Reliability of P(short): scikit-learn's calibration_curve and Brier score."""
+    from sklearn.calibration import calibration_curve
+    from sklearn.metrics import brier_score_loss
+
+    scores = [s for _, results in run_all(paths, params, keep_scores=True)
+              for r in results for s in r.scores]
+    p = [s for s, _ in scores]
+    short = [not was_long for _, was_long in scores]
+    observed, predicted = calibration_curve(short, p, n_bins=8, strategy="quantile")
+    edges = [0.0, 0.5, 0.8, 0.9, 0.95, 0.99, 1.0001]
+    bins = []
+    for lo, hi in pairwise(edges):
+        inside = [k for k, x in zip(short, p, strict=True) if lo <= x < hi]
+        bins.append({"from": lo, "to": min(hi, 1.0), "n": len(inside),
+                     "share_short": sum(inside) / len(inside) if inside else None})
+    brier = brier_score_loss(short, p)
+    if as_json:
+        print(json.dumps({"brier": brier, "n": len(p), "bins": bins, "quantile_bins": [
+            {"mean_p_short": float(m), "share_short": float(o)}
+            for m, o in zip(predicted, observed, strict=True)]}))
+        return
+    print(f"{len(p)} predictions with a P(short) (four runs), Brier score {brier:.4f}")
+    print("P(short) in        n   share short")
+    for b in bins:
+        share = "     -" if b["share_short"] is None else f"{100 * b['share_short']:6.1f}%"
+        print(f"[{b['from']:.2f}, {b['to']:.2f})  {b['n']:>6}   {share}")
+    print("calibration_curve, 8 quantile bins (mean P(short) -> share short): " + ", ".join(
+        f"{m:.3f}->{o:.3f}" for m, o in zip(predicted, observed, strict=True)))
+
+
+def markdown(paths: Sequence[Path], data: Path, params: dict[str, Any]) -> None:
+    """One Markdown row per trace: short recall / long recall / long called short, per run."""
+    runs = {run: results for run, results in run_all(paths, params)}
+    cells = " | ".join(f"{run}: short % / long % / l->s % (n short, n long)" for run in RUNS)
+    print(f"| trace | {cells} | ceiling % | oracle short % / l->s % |\n|---|"
+          + "---|" * (len(RUNS) + 2))
+
+    def oracle(r: EvalResult) -> str:
+        return f"{_pct(r.oracle_rate('short')).strip()} / {_pct(r.oracle_rate('long')).strip()}"
+
+
+    def cell(r: EvalResult) -> str:
+        if not r.n("short") + r.n("long"):
+            return "-"
+        return (f"{_pct(r.recall('short')).strip()} / {_pct(r.recall('long')).strip()} / "
+                f"{_pct(r.long_called_short).strip()} ({r.n('short')}, {r.n('long')})")
+
+    by_trace: dict[str, dict[str, EvalResult]] = {}
+    for run, results in runs.items():
+        for r in results:
+            by_trace.setdefault(str(Path(r.traces[0]).relative_to(data)), {})[run] = r
+    for name, per_run in sorted(by_trace.items()):
+        first = per_run[RUNS[0]]
+        print(f"| {name} | " + " | ".join(cell(per_run[run]) if run in per_run else "-"
+                                          for run in RUNS)
+              + f" | {_pct(first.short_recall_ceiling).strip()} | {oracle(first)} |")
+    pools = {run: pooled(results) for run, results in runs.items()}
+    every = pooled([r for rs in runs.values() for r in rs])
+    print("| **pooled** | " + " | ".join(cell(pools[run]) for run in RUNS) + " | "
+          f"{_pct(every.short_recall_ceiling).strip()} | {oracle(every)} |")
+    print(f"\nPooled over the four runs: {cell(every)}")
+
+
+def parse_set(values: Sequence[str]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for item in values:
+        name, _, value = item.partition("=")
+        out[name] = value == "true" if value in ("true", "false") else float(value)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", type=Path, default=DEFAULT_DATA)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--ablation", action="store_true")
+    ap.add_argument("--calibration", action="store_true")
+    ap.add_argument("--markdown", action="store_true", help="one Markdown row per trace")
+    ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     args = ap.parse_args()
-    pooled = EvalResult([], 60.0, 0.0)
-    met = capped = 0
-    if not args.json:
-        print(f"{'trace':<58}{'short n':>8}{'recall':>7}{'long n':>7}{'recall':>7}"
-              f"{'l->s %':>7}{'cold':>6}{'warm':>6}{'ceil':>6}")
-    for path, r in evaluated_traces(args.data):
-        pooled.traces.append(str(path))
-        met += meets_targets(r)
-        ceiling = r.short_recall_ceiling
-        capped += ceiling is not None and ceiling < TARGET_SHORT
-        for a in CLASSES:
-            pooled.cold[a] += r.cold[a]
-            pooled.first_seen[a] += r.first_seen[a]
-            for p in CLASSES:
-                pooled.confusion[a][p] += r.confusion[a][p]
-        if args.json:
-            print(json.dumps(r.to_json()))
-            continue
-        name = str(path.relative_to(args.data))
-        print(f"{name:<58}{r.n('short'):>8}{_pct(r.recall('short')):>7}{r.n('long'):>7}"
-              f"{_pct(r.recall('long')):>7}{_pct(r.long_called_short):>7}"
-              f"{r.cold['short']:>6}{_pct(r.warm_recall('short')):>6}{_pct(ceiling):>6}")
-    if not args.json:
-        print(f"{'pooled over ' + str(len(pooled.traces)) + ' traces':<58}{pooled.n('short'):>8}"
-              f"{_pct(pooled.recall('short')):>7}{pooled.n('long'):>7}"
-              f"{_pct(pooled.recall('long')):>7}{_pct(pooled.long_called_short):>7}"
-              f"{pooled.cold['short']:>6}{_pct(pooled.warm_recall('short')):>6}"
-              f"{_pct(pooled.short_recall_ceiling):>6}")
-        print(f"traces meeting both targets: {met} of {len(pooled.traces)}; "
-              f"short recall ceiling under {TARGET_SHORT:.0%}: {capped}")
+    paths = trace_paths(args.data)
+    params = parse_set(args.set)
+    if args.ablation:
+        ablation(paths, params, args.json)
+    elif args.calibration:
+        calibration(paths, params, args.json)
+    elif args.markdown:
+        markdown(paths, args.data, params)
+    else:
+        table(paths, args.data, params, args.json)
     return 0
 
 

@@ -1,8 +1,11 @@
 """Validation of the naive Bayes checkpoint (versioned JSON).
 
 A checkpoint holds only learned state: the counts, the longest short task per
-group, the ids of tasks already learned, and what gives the counts their
-meaning (feature levels, threshold). It is trusted only after every field was
+shape, the ids of tasks already learned, and what gives the counts their
+meaning (feature levels, threshold). Version 2 (the levels of user, queue,
+shape and job, counts handed up as effective numbers) cannot be made from a
+version 1 file, whose counts were learned on other levels: it is reported
+and the model starts fresh. It is trusted only after every field was
 checked: a truncated, hand-edited, other-version or other-features file raises
 :class:`CheckpointError` and the caller starts fresh rather than classify with
 counts it cannot interpret.
@@ -19,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = "yarn-advisor/naive-bayes-task-classifier"
-VERSION = 1
+VERSION = 2
 
 
 class CheckpointError(Exception):
@@ -32,7 +35,7 @@ class LearnedState:
 
     threshold_s: float
     class_counts: tuple[int, int]
-    counts: dict[str, list[int]]
+    counts: dict[str, list[float]]
     short_max_ms: dict[str, int]
     seen: list[tuple[str, bool]]
 
@@ -45,6 +48,21 @@ def _pair(value: Any, what: str) -> list[int]:
     if not isinstance(value, list) or len(value) != 2 or not all(_count(x) for x in value):
         raise CheckpointError(f"{what} must be two non-negative integers")
     return [int(value[0]), int(value[1])]
+
+
+def _amount(value: Any) -> bool:
+    return (isinstance(value, int | float) and not isinstance(value, bool)
+            and math.isfinite(value) and value >= 0)
+
+
+def _row(value: Any, what: str) -> list[float]:
+    """[short, long, tasks, short tasks]: two non-negative numbers, two counts."""
+    if (not isinstance(value, list) or len(value) != 4 or not _amount(value[0])
+            or not _amount(value[1]) or not _count(value[2]) or not _count(value[3])
+            or value[3] > value[2]):
+        raise CheckpointError(f"{what} must be [short, long, tasks, short tasks], "
+                              "non-negative, short tasks at most tasks")
+    return [float(value[0]), float(value[1]), int(value[2]), int(value[3])]
 
 
 def _mapping(data: dict[str, Any], key: str) -> dict[str, Any]:
@@ -70,7 +88,7 @@ def validate(data: Any, levels: Sequence[str]) -> LearnedState:
     for feat, row in _mapping(data, "counts").items():
         if not feat.startswith(prefixes):
             raise CheckpointError(f"feature {feat[:60]!r} belongs to no level")
-        counts[feat] = _pair(row, f"counts of {feat[:60]!r}")
+        counts[feat] = _row(row, f"counts of {feat[:60]!r}")
     short_max = _mapping(data, "short_max_ms")
     if not all(_count(v) for v in short_max.values()):
         raise CheckpointError("'short_max_ms' values must be non-negative integers")

@@ -4,6 +4,12 @@
 The history is one of: Rumen traces (``--rumen``), JobHistory ``.jhist``
 files or done directories (``--jhist``), Spark event logs (``--spark-events``),
 or a task CSV (``--tasks``, columns in :mod:`~yarn_advisor.classifiers.tasks_csv`).
+``--rename-jobs`` evaluates the history as if every job carried one name
+(what a production cluster with anonymized job names looks like);
+several ``--rumen`` traces are learned across, in the order given or, with
+``--time-order``, in the order of their first task (a daemon over days),
+and the figures of each trace are printed too. ``--set NAME=VALUE`` passes a
+parameter of the model (``shape_correlation``, ``alpha``, ``overdue_factor``...).
 Exit status: 0; 1 when something could not be read whole (a truncated
 trace or file, a garbled record: the figures of what was read are printed,
 and the reader's counts under ``read``); 2 on bad arguments or an input
@@ -17,18 +23,19 @@ import json
 import sys
 from typing import Any
 
-from yarn_advisor.classifiers.evaluate import (
-    CLASSES,
-    EvalResult,
-    evaluate_reader,
-    evaluate_traces,
-)
+from yarn_advisor.classifiers.eval_result import CLASSES, ORACLE_SHARE, EvalResult
+from yarn_advisor.classifiers.evaluate import evaluate_reader, evaluate_traces
 from yarn_advisor.classifiers.jhist import JhistReader
+from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
 from yarn_advisor.classifiers.sources import JobReader, SourceError
 from yarn_advisor.classifiers.spark import SparkEventLogReader
 from yarn_advisor.classifiers.tasks_csv import TaskCsvReader
 
 TARGET_LONG_CALLED_SHORT = 0.02
+# Model parameters --set may change (the rest have their own options).
+SETTABLE = {"alpha": float, "shape_correlation": float, "overdue_factor": float,
+            "max_overdue_share": float, "long_while_maps_wait": bool,
+            "reduce_support_at_progress": bool}
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
@@ -103,6 +110,27 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
         help="classify only at cycle boundaries, as the daemon does "
         "(default 0: at each task's start)",
     )
+    p.add_argument(
+        "--rename-jobs",
+        nargs="?",
+        const="job",
+        default=None,
+        metavar="NAME",
+        help="evaluate as if every job were named NAME (default 'job'): a cluster "
+        "whose job names say nothing",
+    )
+    p.add_argument(
+        "--time-order",
+        action="store_true",
+        help="learn several --rumen traces in the order of their first task",
+    )
+    p.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a model parameter: " + ", ".join(SETTABLE),
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=cmd_classify_eval)
     return p
@@ -118,11 +146,18 @@ def cmd_classify_eval(args: argparse.Namespace) -> int:
     if args.min_support is not None and args.min_support < 1:
         print("classify-eval: --min-support must be >= 1", file=sys.stderr)
         return 2
+    try:
+        params = parse_settings(args.set)
+    except ValueError as exc:
+        print(f"classify-eval: {exc}", file=sys.stderr)
+        return 2
     settings: dict[str, Any] = {
         "threshold_s": args.threshold,
         "min_confidence": args.min_confidence,
         "min_support": args.min_support,
         "cycle_ms": max(1, round(args.cycle * 1000)),
+        "rename": args.rename_jobs,
+        "params": params,
     }
     reader: JobReader | None = (
         JhistReader(args.jhist) if args.jhist
@@ -132,7 +167,7 @@ def cmd_classify_eval(args: argparse.Namespace) -> int:
     )  # fmt: skip
     try:
         if reader is None:
-            result = evaluate_traces(args.rumen, **settings)
+            result = evaluate_traces(args.rumen, time_order=args.time_order, **settings)
         else:
             result = evaluate_reader(reader, **settings)
     except SourceError as exc:
@@ -147,20 +182,47 @@ def cmd_classify_eval(args: argparse.Namespace) -> int:
     return 1 if result.problems else 0
 
 
+def parse_settings(items: list[str]) -> dict[str, Any]:
+    """``NAME=VALUE`` pairs as model parameters; ValueError names a bad one."""
+    out: dict[str, Any] = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        kind = SETTABLE.get(name)
+        if not sep or kind is None:
+            raise ValueError(f"--set {item!r}: expected NAME=VALUE, NAME one of "
+                             + ", ".join(SETTABLE))
+        if kind is bool:
+            if value not in ("true", "false"):
+                raise ValueError(f"--set {item!r}: expected true or false")
+            out[name] = value == "true"
+            continue
+        try:
+            out[name] = float(value)
+        except ValueError:
+            raise ValueError(f"--set {item!r}: not a number") from None
+    try:
+        NaiveBayesTaskClassifier(**out)
+    except ValueError as exc:
+        raise ValueError(f"--set: {exc}") from None
+    return out
+
+
 def _pct(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
 def render(result: EvalResult) -> str:
-    """The human report: confusion matrix, per-class n and recall."""
+    """The human report: confusion matrix, per-class n and recall, bounds, and
+    with several traces one line per trace."""
     lines = [
         f"trace(s): {', '.join(result.traces)}",
         f"threshold {result.threshold_s:g} s, min confidence {result.min_confidence:g}, "
         f"min support {result.min_support}, "
         f"cycle {result.cycle_ms / 1000:g} s",
-        "",
-        f"{'actual / predicted':<20}{'short':>10}{'long':>10}{'n':>10}{'recall':>10}",
     ]
+    if result.rename is not None:
+        lines.append(f"every job renamed to {result.rename!r}")
+    lines += ["", f"{'actual / predicted':<20}{'short':>10}{'long':>10}{'n':>10}{'recall':>10}"]
     for cls in CLASSES:
         row = result.confusion[cls]
         lines.append(
@@ -172,13 +234,17 @@ def render(result: EvalResult) -> str:
     lines += ["", f"long tasks called short: {_pct(lcs)}{verdict}"]
     cold = result.cold
     lines.append(
-        f"cold starts (no history of their application stage): short {cold['short']}, "
+        f"cold starts (no history of their user's stage): short {cold['short']}, "
         f"long {cold['long']}; short recall without them {_pct(result.warm_recall('short'))}"
     )
     first = result.first_seen
     lines.append(
-        f"first of their application stage (nothing learned of it yet): short {first['short']}, "
+        f"first of their user's stage (nothing learned of it yet): short {first['short']}, "
         f"long {first['long']}; short recall ceiling {_pct(result.short_recall_ceiling)}"
+    )
+    lines.append(
+        f"job-stage oracle (stages >= {ORACLE_SHARE:.0%} short called short): short recall "
+        f"{_pct(result.oracle_rate('short'))}, long called short {_pct(result.oracle_rate('long'))}"
     )
     if result.short_called_long_by:
         why = ", ".join(f"{k} {v}" for k, v in sorted(result.short_called_long_by.items()))
@@ -188,8 +254,17 @@ def render(result: EvalResult) -> str:
     if result.unresolved:
         lines.append(f"tasks failed or killed before the threshold (not scored): "
                      f"{result.unresolved}")
+    if result.repeated_jobs:
+        lines.append(f"jobs already replayed from an earlier trace (skipped): "
+                     f"{result.repeated_jobs}")
     if result.read is not None:
         lines.append(_render_read(result.read))
+    if result.per_trace:
+        lines += ["", f"{'per trace':<50}{'short':>7}{'recall':>8}{'long':>7}{'recall':>8}"
+                      f"{'ceiling':>9}"]
+        lines += [f"{r.traces[0][-50:]:<50}{r.n('short'):>7}{_pct(r.recall('short')):>8}"
+                  f"{r.n('long'):>7}{_pct(r.recall('long')):>8}{_pct(r.short_recall_ceiling):>9}"
+                  for r in result.per_trace]
     return "\n".join(lines)
 
 

@@ -8,135 +8,73 @@ task starting before the next boundary is predicted from that state; only
 then are the finishes of the cycle learned. So no task's own outcome, nor
 anything that happened after the last cycle before its start, reaches its
 prediction (a test checks this).
-Features use only what is known then: the job's name (or user and shape),
-the stage, the share of the job's maps finished by the cycle (and, for a
-reduce, whether some maps have not started; unknown for a job of another
-framework, such as a Spark application), the memory asked. Tasks are
-timed from their launch (:attr:`~yarn_advisor.classifiers.rumen.RumenTask.launch_ms`).
-SETUP/CLEANUP tasks are left out: on YARN they run inside the MapReduce AM, not in containers the
-advisor could place. A task that failed or was killed is not learned at its
-end, as live (its run time is not its length); it is scored long if it ran
-past the threshold, else not scored (``unresolved``). The default 1 ms cycle
-is the paper's setting (classify at each task's start); ``--cycle 30``
-mimics the daemon's 30 s cycle.
+Features use only what is known then: the job's user, queue, name, numbers
+of maps and reduces and id, the stage, the share of the job's maps finished
+by the cycle (and, for a reduce, whether some maps have not started; unknown
+for a job of another framework, such as a Spark application), the memory
+asked. Tasks are timed from their launch
+(:attr:`~yarn_advisor.classifiers.records.TraceTask.launch_ms`).
+SETUP/CLEANUP tasks are left out: on YARN they run inside the MapReduce AM,
+not in containers the advisor could place. A task that failed or was killed
+is not learned at its end, as live (its run time is not its length); it is
+scored long if it ran past the threshold, else not scored (``unresolved``).
+The default 1 ms cycle is the paper's setting (classify at each task's
+start); ``--cycle 30`` mimics the daemon's 30 s cycle.
 
-Besides the confusion matrix the result counts *cold starts* (tasks called
-long for want of history of their application stage) and, stricter, tasks
-*first seen*: nothing at all was learned of their stage when they started.
-The share of short tasks not first seen is the short recall ceiling of any
-rule that needs a stage's history: on a trace where it is under the target,
-the five features cannot reach it there, whatever the parameters.
+Two variants make a public history look like production: ``rename`` gives
+every job one name (an anonymizer's, or a cluster whose job names say
+nothing), and several traces are learned across, in time order (a daemon
+keeping its checkpoint over days), a job already replayed from an earlier
+trace being skipped (a daemon never sees a job twice).
 """
 
 from __future__ import annotations
 
 import heapq
 from bisect import bisect_left
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from yarn_advisor.classifiers.eval_result import (
+    CLASSES,
+    DEFAULT_CYCLE_MS,
+    ORACLE_SHARE,
+    EvalResult,
+    pooled,
+)
 from yarn_advisor.classifiers.features import (
     LEVEL_NAMES,
+    UNKNOWN,
     TaskProps,
     app_identity,
     demand_bucket,
     features,
+    job_key,
     progress_bucket,
+    queue_leaf,
+    size_bucket,
 )
-from yarn_advisor.classifiers.naive_bayes import GROUP_LEVEL, NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.naive_bayes import (
+    JOB_LEVEL,
+    SHAPE_LEVEL,
+    NaiveBayesTaskClassifier,
+)
 from yarn_advisor.classifiers.records import MAPREDUCE, TraceJob
 from yarn_advisor.classifiers.rumen import RumenTrace
 from yarn_advisor.classifiers.sources import JobReader
 
-CLASSES = ("short", "long")
-# Predictions made with no history of the task's application stage: the
-# paper's conservative "long" for new applications. Counted apart so a report
-# shows how much of the short-recall gap is cold start, which no model of
-# the five features can close within one short trace.
+__all__ = ["CLASSES", "EvalResult", "evaluate_jobs", "evaluate_reader", "evaluate_traces",
+           "pooled"]
+# Predictions made with no history: the paper's conservative "long" for new
+# applications (here: new users). Counted apart so a report shows how much
+# of the short-recall gap is cold start.
 COLD_RULES = frozenset({"unknown", "no-history"})
-DEFAULT_CYCLE_MS = 1  # classify at each task's start, as in the paper
-_GROUP = LEVEL_NAMES.index(GROUP_LEVEL)
+MASKED = "*"  # the value of a property left out (``without``: what a level adds)
+_OVERDUE = LEVEL_NAMES.index(JOB_LEVEL)
+_LIMIT = LEVEL_NAMES.index(SHAPE_LEVEL)
 _START, _FINISH = 0, 1
-
-
-@dataclass
-class EvalResult:
-    """Confusion matrix ``confusion[actual][predicted]`` and derived figures."""
-
-    traces: list[str]
-    threshold_s: float
-    min_confidence: float
-    cycle_ms: int = DEFAULT_CYCLE_MS
-    min_support: int = 3
-    confusion: dict[str, dict[str, int]] = field(
-        default_factory=lambda: {a: {p: 0 for p in CLASSES} for a in CLASSES}
-    )
-    short_called_long_by: dict[str, int] = field(default_factory=dict)  # rule -> tasks
-    cold: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CLASSES, 0))
-    # Cold starts of a stricter kind: tasks predicted before anything at all
-    # (finished or censored) was learned of their application stage. No rule
-    # that needs the stage's history can call them short.
-    first_seen: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CLASSES, 0))
-    skipped: int = 0  # tasks without usable start/finish times
-    unresolved: int = 0  # failed or killed before the threshold: length unknown
-    problems: list[str] = field(default_factory=list)
-    read: dict[str, Any] | None = None  # the reader's counts (JobHistory, Spark, CSV)
-
-    def n(self, actual: str) -> int:
-        return sum(self.confusion[actual].values())
-
-    def recall(self, actual: str) -> float | None:
-        n = self.n(actual)
-        return self.confusion[actual][actual] / n if n else None
-
-    @property
-    def long_called_short(self) -> float | None:
-        n = self.n("long")
-        return self.confusion["long"]["short"] / n if n else None
-
-    def warm_recall(self, actual: str) -> float | None:
-        """Recall over the tasks that were not cold starts (see :data:`COLD_RULES`)."""
-        n = self.n(actual) - self.cold[actual]
-        return self.confusion[actual][actual] / n if n else None
-
-    @property
-    def short_recall_ceiling(self) -> float | None:
-        """The short recall of a rule that calls short every short task whose
-        application stage had history when it started (see :attr:`first_seen`):
-        what the target can be held against on this trace."""
-        n = self.n("short")
-        return (n - self.first_seen["short"]) / n if n else None
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``classify-eval --json`` object (DESIGN.md, Interfaces)."""
-        out: dict[str, Any] = {
-            "trace": self.traces[0] if len(self.traces) == 1 else self.traces,
-            "threshold_s": self.threshold_s,
-            "min_confidence": self.min_confidence,
-            "min_support": self.min_support,
-            "cycle_s": self.cycle_ms / 1000,
-        }
-        for cls in CLASSES:
-            out[cls] = {"n": self.n(cls), "recall": _round(self.recall(cls))}
-        out["confusion"] = self.confusion
-        out["long_called_short"] = _round(self.long_called_short)
-        out["cold_starts"] = self.cold
-        out["warm"] = {cls: {"recall": _round(self.warm_recall(cls))} for cls in CLASSES}
-        out["first_seen"] = self.first_seen
-        out["short_recall_ceiling"] = _round(self.short_recall_ceiling)
-        out["short_called_long_by"] = self.short_called_long_by
-        out["skipped_tasks"] = self.skipped
-        out["unresolved_tasks"] = self.unresolved
-        out["problems"] = self.problems
-        if self.read is not None:
-            out["read"] = self.read
-        return out
-
-
-def _round(x: float | None) -> float | None:
-    return None if x is None else round(x, 4)
 
 
 @dataclass(slots=True)
@@ -150,7 +88,8 @@ class _Task:
     feats: tuple[str, ...] = ()
     predicted_short: bool = False
     reason: str = ""
-    first_seen: bool = False  # nothing learned of its application stage yet
+    p_short: float | None = None
+    first_seen: bool = False  # nothing learned of its user's stage yet
     succeeded: bool = True  # its last attempt succeeded (else failed or killed)
 
 
@@ -177,30 +116,33 @@ class _Running:
     """The tasks running at a cycle boundary, indexed so that one observation
     costs O(groups running x log tasks) instead of O(tasks running), which made
     a trace with thousands of concurrent tasks quadratic. Tasks are added in
-    start order, so appending keeps each {F,A,S} group's start times sorted.
+    start order, so appending keeps each job stage's start times sorted.
     :meth:`observe` gives the model what
     :meth:`NaiveBayesTaskClassifier.observe_running` computes from the whole
-    list: censored learning, oldest age per group, overdue share (a test
+    list: censored learning, oldest age per job stage, overdue share (a test
     checks they agree)."""
 
     def __init__(self, threshold_ms: int) -> None:
         self.tasks: dict[int, _Task] = {}
         self._starts: dict[str, list[int]] = {}  # group -> sorted starts of its running tasks
+        self._limits: dict[str, str] = {}  # overdue group -> its limit group
         self._due: list[tuple[int, int]] = []  # (when it reaches the threshold, task index)
         self._threshold = threshold_ms
 
     def add(self, i: int, task: _Task) -> None:
         self.tasks[i] = task
-        self._starts.setdefault(task.feats[_GROUP], []).append(task.start)
+        group = task.feats[_OVERDUE]
+        self._starts.setdefault(group, []).append(task.start)
+        self._limits[group] = task.feats[_LIMIT]
         heapq.heappush(self._due, (task.start + self._threshold, i))
 
     def remove(self, i: int) -> None:
         task = self.tasks.pop(i)
-        group = task.feats[_GROUP]
+        group = task.feats[_OVERDUE]
         starts = self._starts[group]
         del starts[bisect_left(starts, task.start)]
         if not starts:
-            del self._starts[group]
+            del self._starts[group], self._limits[group]
 
     def observe(self, model: NaiveBayesTaskClassifier, now: int) -> None:
         while self._due and self._due[0][0] <= now:  # censored: past the threshold
@@ -212,7 +154,7 @@ class _Running:
         overdue = 0
         for group, starts in self._starts.items():
             ages[group] = now - starts[0]
-            limit = model.overdue_after_ms(group)
+            limit = model.overdue_after_ms(self._limits[group])
             if limit is not None:  # overdue: age > limit, i.e. started before now - limit
                 overdue += bisect_left(starts, now - limit)
         model.note_running(ages, overdue / len(self.tasks) if self.tasks else 0.0)
@@ -223,8 +165,16 @@ def evaluate_jobs(
     model: NaiveBayesTaskClassifier,
     result: EvalResult,
     cycle_ms: int = DEFAULT_CYCLE_MS,
+    rename: str | None = None,
+    job_prefix: str = "",
+    without: Collection[str] = (),
 ) -> None:
-    """Replay one trace's jobs through ``model``, adding to ``result``."""
+    """Replay one trace's jobs through ``model``, adding to ``result``.
+
+    ``rename``: every job carries this name instead of its own. ``job_prefix``
+    keeps the jobs of one trace apart from another's with the same ids.
+    ``without``: properties (``U``, ``A``, ``Z``, ``D``, ``J``, ``P``, ``Q``)
+    given one value for every task, to measure what their levels add."""
     cycle_ms = max(1, cycle_ms)
     tasks, events = _events(jobs)
     result.skipped += sum(len(j.maps) + len(j.reduces) + len(j.stage_tasks) for j in jobs) - len(
@@ -237,10 +187,8 @@ def evaluate_jobs(
         (j.total_maps if j.total_maps > 0 else len(j.maps)) if j.framework == MAPREDUCE else -1
         for j in jobs
     ]
-    names = [
-        app_identity(j.name, j.user, maps, j.total_reduces)
-        for j, maps in zip(jobs, maps_total, strict=True)
-    ]
+    static = _job_props(jobs, maps_total, rename, job_prefix, without)
+    mask_p, mask_d = "P" in without, "D" in without
     running = _Running(model.threshold_ms)
     e, first = 0, events[0][0] if events else 0
     while e < len(events):
@@ -255,19 +203,20 @@ def evaluate_jobs(
         for _, kind, i in window:  # predictions first: nothing of this cycle is known
             if kind == _START:
                 task = tasks[i]
-                job, j = jobs[task.job], task.job
+                j = task.job
                 waiting = task.stage == "REDUCE" and maps_started[j] < maps_total[j]
-                props = TaskProps(
-                    framework=job.framework,
-                    app=names[j],
+                props = replace(
+                    static[j],
                     stage=task.stage,
-                    progress=progress_bucket(maps_done[j], maps_total[j], waiting),
-                    demand=demand_bucket(task.demand_mb),
+                    progress=MASKED if mask_p else progress_bucket(
+                        maps_done[j], maps_total[j], waiting),
+                    demand=MASKED if mask_d else demand_bucket(task.demand_mb),
                 )
                 task.feats = features(props)
                 task.first_seen = not model.knows_stage(task.feats)
                 pred = model.predict(task.feats)
                 task.predicted_short, task.reason = pred.short, pred.reason
+                task.p_short = pred.p_short
                 running.add(i, task)
         for _, kind, i in window:  # known from the next cycle on
             if kind == _START and tasks[i].stage == "MAP":
@@ -278,6 +227,42 @@ def evaluate_jobs(
                 running.remove(i)
                 if tasks[i].stage == "MAP":
                     maps_done[tasks[i].job] += 1
+    _oracle(tasks, model.threshold_ms, result)
+
+
+def _job_props(jobs: Sequence[TraceJob], maps_total: Sequence[int], rename: str | None,
+               prefix: str, without: Collection[str]) -> list[TaskProps]:
+    """Each job's task properties but the stage, progress and demand. A job
+    held twice in a trace (wordcount2.json) is two jobs."""
+    out, seen = [], set()
+    for job, maps in zip(jobs, maps_total, strict=True):
+        key = prefix + job_key(job.job_id)
+        while key in seen:
+            key += "'"
+        seen.add(key)
+        props = TaskProps(
+            framework=job.framework, stage="", queue=queue_leaf(job.queue),
+            user=job.user or UNKNOWN, app=app_identity(job.name if rename is None else rename),
+            size=size_bucket(maps, job.total_reduces), demand="", job=key, progress="",
+        )  # fmt: skip
+        masked = {name: MASKED for letter, name in _FIELDS.items() if letter in without}
+        out.append(replace(props, **masked) if masked else props)
+    return out
+
+
+_FIELDS = {"Q": "queue", "U": "user", "A": "app", "Z": "size", "J": "job"}
+
+
+def _oracle(tasks: Sequence[_Task], threshold_ms: int, result: EvalResult) -> None:
+    """Count what the job-stage oracle calls short (see :mod:`.eval_result`)."""
+    stages: dict[tuple[int, str], list[int]] = {}
+    scored = [t for t in tasks if t.feats and (t.succeeded or t.finish - t.start >= threshold_ms)]
+    for t in scored:
+        stages.setdefault((t.job, t.stage), [0, 0])[t.finish - t.start >= threshold_ms] += 1
+    for t in scored:
+        short, long = stages[(t.job, t.stage)]
+        if not t.first_seen and short >= ORACLE_SHARE * (short + long):
+            result.oracle["long" if t.finish - t.start >= threshold_ms else "short"] += 1
 
 
 def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) -> None:
@@ -300,6 +285,8 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
         by = result.short_called_long_by
         by[task.reason] = by.get(task.reason, 0) + 1
     result.confusion[actual]["short" if task.predicted_short else "long"] += 1
+    if result.keep_scores and task.p_short is not None:
+        result.scores.append((task.p_short, actual == "long"))
 
 
 def _start(
@@ -308,14 +295,16 @@ def _start(
     min_confidence: float | None,
     cycle_ms: int,
     min_support: int | None,
+    params: Mapping[str, Any] | None = None,
 ) -> tuple[NaiveBayesTaskClassifier, EvalResult]:
-    """A fresh model and an empty result for it."""
-    params: dict[str, Any] = {"threshold_s": threshold_s}
+    """A fresh model (``params``: more of its keyword arguments) and an empty
+    result for it."""
+    kw: dict[str, Any] = {**(params or {}), "threshold_s": threshold_s}
     if min_confidence is not None:
-        params["min_confidence"] = min_confidence
+        kw["min_confidence"] = min_confidence
     if min_support is not None:
-        params["min_support"] = min_support
-    model = NaiveBayesTaskClassifier(**params)
+        kw["min_support"] = min_support
+    model = NaiveBayesTaskClassifier(**kw)
     result = EvalResult(names, threshold_s, model.min_confidence, cycle_ms, model.min_support)
     return model, result
 
@@ -326,17 +315,43 @@ def evaluate_traces(
     min_confidence: float | None = None,
     cycle_ms: int = DEFAULT_CYCLE_MS,
     min_support: int | None = None,
+    *,
+    rename: str | None = None,
+    time_order: bool = False,
+    params: Mapping[str, Any] | None = None,
+    without: Collection[str] = (),
+    keep_scores: bool = False,
 ) -> EvalResult:
-    """Evaluate one fresh model over the traces in order (it learns across them)."""
-    names = [str(p) for p in paths]
-    model, result = _start(names, threshold_s, min_confidence, cycle_ms, min_support)
-    for path in names:
-        trace = RumenTrace(path)
-        jobs = list(trace)
+    """Evaluate one fresh model over the Rumen traces, learning across them
+    in the order given (``time_order``: of their first task launch). With
+    several traces, :attr:`EvalResult.per_trace` holds each trace's figures
+    and a job already replayed from an earlier trace is skipped."""
+    traces = [(str(p), RumenTrace(p)) for p in paths]
+    loaded = [(name, trace, list(trace)) for name, trace in traces]
+    if time_order:
+        loaded.sort(key=lambda t: _first_launch(t[2]))
+    names = [name for name, _, _ in loaded]
+    model, result = _start(names, threshold_s, min_confidence, cycle_ms, min_support, params)
+    result.rename, result.keep_scores = rename, keep_scores
+    replayed: set[str] = set()
+    for k, (name, trace, jobs) in enumerate(loaded):
+        part = EvalResult([name], threshold_s, model.min_confidence, cycle_ms, model.min_support,
+                          rename=rename, keep_scores=keep_scores)
         if trace.problem:
-            result.problems.append(trace.problem)
-        evaluate_jobs(jobs, model, result, cycle_ms)
+            part.problems.append(trace.problem)
+        fresh = [j for j in jobs if j.job_id not in replayed]
+        part.repeated_jobs = len(jobs) - len(fresh)
+        replayed.update(j.job_id for j in jobs)
+        evaluate_jobs(fresh, model, part, cycle_ms, rename, f"{k}/" if k else "", without)
+        result.add(part)
+        if len(loaded) > 1:
+            result.per_trace.append(part)
     return result
+
+
+def _first_launch(jobs: Sequence[TraceJob]) -> int:
+    starts = [t.launch_ms for j in jobs for t in j.container_tasks if t.launch_ms > 0]
+    return min(starts, default=0)
 
 
 def evaluate_reader(
@@ -345,13 +360,18 @@ def evaluate_reader(
     min_confidence: float | None = None,
     cycle_ms: int = DEFAULT_CYCLE_MS,
     min_support: int | None = None,
+    *,
+    rename: str | None = None,
+    params: Mapping[str, Any] | None = None,
 ) -> EvalResult:
     """Evaluate one fresh model over the history ``reader`` reads (JobHistory
     files, Spark event logs, a task CSV): all its jobs are one timeline, so
     tasks are replayed in time order across files. The reader's counts go to
     :attr:`EvalResult.read`, its damaged records to :attr:`EvalResult.problems`."""
-    model, result = _start(reader.paths, threshold_s, min_confidence, cycle_ms, min_support)
-    evaluate_jobs(list(reader), model, result, cycle_ms)
+    model, result = _start(reader.paths, threshold_s, min_confidence, cycle_ms, min_support,
+                           params)
+    result.rename = rename
+    evaluate_jobs(list(reader), model, result, cycle_ms, rename)
     result.read = reader.report.to_json()
     result.problems.extend(reader.report.problem_lines())
     return result

@@ -1,51 +1,41 @@
-"""OPERA's hierarchical task features (paper 002, section III-B, Eq. 1).
+"""Hierarchical task features (OPERA, paper 002, section III-B, Eq. 1), widened
+to what a production cluster tells apart.
 
-Five properties of a task t, all known when t starts (nothing measured during
-or after the run is used):
+Properties of a task t, all known when t starts (nothing measured during or
+after the run is used), the same from a trace and live:
 
-- F framework: ``MAPREDUCE`` for Rumen traces; the YARN application type
-  (``MAPREDUCE``, ``SPARK``, ``TEZ``...) live.
-- A application name: the job name with the parts that change from run to
-  run replaced by ``#``: dates (``2009-04-20``, ``20100210``), times
-  (``23:15``), partition values (``hr=05``) and any run of four or more
-  digits (timestamps, ids), so the daily ``report-20100210`` and
-  ``report-20100211`` are one application. Runs of up to three digits are
-  kept: they often *name* the work (``tpch q12`` is not ``tpch q1``), and
-  the Rumen ``Anonymizer`` names each distinct job name ``job0``,
-  ``job1``... (kept whole, whatever its length). Keeping a number splits one
-  application into several, which costs cold starts; dropping one would pool
-  different applications, which calls long tasks short (on distcache_case5,
-  anonymized, 20 of 25). Rumen escapes removed, at most 80 characters. A job
-  without a name (older traces scrub them) is identified by what else is
-  known when it starts: its user and its shape, the numbers of maps and
-  reduces rounded up to powers of two (``?alice|m64|r8``); a recurring
-  nameless pipeline keeps its user and shape, whereas one ``?`` for every
-  nameless job pooled unrelated jobs (on goldFoldedTrace, 40 % long) into one
-  application.
-- S stage: ``MAP`` or ``REDUCE`` (a Spark stage would be ``STAGE<n>``).
-- P job progress when t starts, bucketed on the fraction of the job's maps
-  already completed: ``0`` (none), ``<50`` (under half), ``<100``, ``100``
-  (all maps done; also jobs without maps); ``?`` if unknown. It tells a first
-  wave from a later one, and a reduce that will wait in shuffle for maps from
-  one that will not (the paper's slow-start example). A reduce starting while
-  some of its job's maps still wait for a container gets ``+wait`` (``<100+wait``):
-  it cannot finish before they get one and run, however long the queue, so
-  its history must not be that of reduces whose maps were all running (on
-  5m_stream_trace, 11 reduces that waited ~170 s for one queued map; learning
-  across the gridmix traces they were 11 of the 26 long tasks called short).
-- D resource demand: the container memory asked for t's type, rounded up to
-  a power of two in MiB (``512``, ``1024``, ``2048``...); ``?`` if unknown.
+- F framework: the YARN application type (``MAPREDUCE``, ``SPARK``...).
+- S stage: ``MAP`` or ``REDUCE``; a Spark stage ``STAGE<n>``.
+- Q queue: the leaf queue the job runs in (``root.etl`` and ``etl`` are one).
+- U user.
+- A application: the job name with the parts that change from run to run
+  replaced by ``#`` (:func:`app_name`); without a name, its tags likewise;
+  else ``?``. Always read under its user and queue (every level but the job's
+  own keys them), so one name shared by every job of a cluster (an
+  anonymizer's) pools no two users' jobs.
+- Z size: the job's numbers of maps and reduces, each rounded up to a power
+  of two (``m64|r8``): the shape of a job whose name says nothing.
+- D demand: the container memory asked for t's stage, rounded up to a power
+  of two in MiB (``512``, ``1024``...).
+- J job: the job itself (its id): its own finished and censored tasks of the
+  stage, learned while it runs.
+- P job progress when t starts: the share of the job's maps completed, ``0``,
+  ``<50``, ``<100`` or ``100`` (all maps done; also a job without maps), and
+  for a reduce starting while some maps still wait for a container,
+  ``+wait`` (it waits for them in shuffle, however long the queue).
 
-They are combined hierarchically (:data:`LEVELS`), coarse to fine; every level
-is one categorical feature of the naive Bayes model:
-
-    {F}  {F,A}  {F,A,S}  {F,A,S,P}  {F,A,S,D}  {F,A,S,P,D}
-
-The coarse levels let a task borrow evidence from its application, framework
-or stage when its exact combination was never seen; the fine levels separate
-tasks of one application that behave differently. A property is never used
-alone (the paper: "map" across applications says little). A feature is the
-level's name and values joined in one string (``F,A,S=MAPREDUCE|sort|MAP``).
+The levels (:data:`LEVELS`) are nested, coarse to fine, each under a parent:
+the main chain ``{F,S,Q,U} > {F,S,Q,U,A} > {F,S,Q,U,A,Z,D} > {J,S}`` (the
+user's stage in its queue > the application > its shape > the job itself)
+and one side branch ``{F,S,Q,U,A,P}`` refining a reduce by its job's
+progress. The model (:mod:`~yarn_advisor.classifiers.naive_bayes`) backs off
+along them; what each adds, measured, is in its docstring. A feature is the
+level's name and values joined in one string
+(``F,S,Q,U=MAPREDUCE|MAP|etl|alice``). Live, every property comes from what
+the RM and the MapReduce AM (or JobHistoryServer) expose: the application's
+type, user, queue, name and tags, the job's numbers of maps and reduces and
+of maps completed and pending, the container or request size; a trace gives
+the same from its job records (a test on the mini cluster checks they agree).
 """
 
 from __future__ import annotations
@@ -58,18 +48,34 @@ from functools import lru_cache
 from yarn_advisor.advisor.model import App, MRJob, ResourceRequest, Task
 
 UNKNOWN = "?"
-LEVELS: tuple[tuple[str, ...], ...] = (
-    ("F",),
-    ("F", "A"),
-    ("F", "A", "S"),
-    ("F", "A", "S", "P"),
-    ("F", "A", "S", "D"),
-    ("F", "A", "S", "P", "D"),
+
+
+@dataclass(frozen=True, slots=True)
+class Level:
+    """One level: its name (the properties it joins) and its parent's index
+    in :data:`LEVELS` (-1: the root). ``branch``: a side refinement of its
+    parent, not a step of the main chain."""
+
+    name: str
+    parent: int
+    branch: bool = False
+
+    @property
+    def props(self) -> tuple[str, ...]:
+        return tuple(self.name.split(","))
+
+
+LEVELS: tuple[Level, ...] = (
+    Level("F,S,Q,U", -1),
+    Level("F,S,Q,U,A", 0),
+    Level("F,S,Q,U,A,P", 1, branch=True),
+    Level("J,S", 4),
+    Level("F,S,Q,U,A,Z,D", 1),
 )
-LEVEL_NAMES: tuple[str, ...] = tuple(",".join(level) for level in LEVELS)
+LEVEL_NAMES: tuple[str, ...] = tuple(level.name for level in LEVELS)
 # MRAppMaster container-request priorities (RMContainerAllocator).
 MR_PRIORITY_STAGE = {5: "MAP", 19: "MAP", 20: "MAP", 10: "REDUCE"}
-# What changes between runs of one job: see the module docstring.
+# What changes between runs of one job: see app_name.
 _VOLATILE = re.compile(
     r"\d{4}(?:[-/._]\d{1,2}){1,2}(?:[T ]\d{1,2}(?::\d{2}){0,2})?"  # dates, maybe a time
     r"|\d{1,2}:\d{2}(?::\d{2})?"  # times
@@ -81,18 +87,31 @@ _ANONYMIZED = re.compile(r"job\d+")  # Rumen Anonymizer's job names
 
 @dataclass(frozen=True, slots=True)
 class TaskProps:
-    """The five properties F, A, S, P, D of one task (already bucketed)."""
+    """The properties of one task (already bucketed), see the module docstring."""
 
     framework: str
-    app: str
     stage: str
-    progress: str
+    queue: str
+    user: str
+    app: str
+    size: str
     demand: str
+    job: str
+    progress: str
 
 
 @lru_cache(maxsize=4096)
 def app_name(name: str | None) -> str:
-    """Normalise an application name so recurring runs share one value."""
+    """Normalise an application name so recurring runs share one value.
+
+    Dates (``2009-04-20``, ``20100210``), times (``23:15``), partition values
+    (``hr=05``) and runs of four or more digits (timestamps, ids) become ``#``,
+    so the daily ``report-20100210`` and ``report-20100211`` are one
+    application. Runs of up to three digits are kept: they often *name* the
+    work (``tpch q12`` is not ``tpch q1``), and Rumen's ``Anonymizer`` names
+    each distinct job name ``job0``, ``job1``... (kept whole). Rumen escapes
+    removed, at most 80 characters.
+    """
     if not name:
         return UNKNOWN
     if _ANONYMIZED.fullmatch(name):
@@ -101,12 +120,17 @@ def app_name(name: str | None) -> str:
     return cleaned[:80] or UNKNOWN
 
 
-def app_identity(name: str | None, user: str = "", maps: int = -1, reduces: int = -1) -> str:
-    """The A property: :func:`app_name`, or for a nameless job its user and shape."""
+def app_identity(name: str | None, tags: Sequence[str] = ()) -> str:
+    """The A property: the normalised name, else the normalised tags, else ``?``."""
     named = app_name(name)
-    if named != UNKNOWN:
+    if named != UNKNOWN or not tags:
         return named
-    return f"?{user or UNKNOWN}|m{count_bucket(maps)}|r{count_bucket(reduces)}"
+    return app_name(",".join(sorted(tags)))
+
+
+def queue_leaf(queue: str | None) -> str:
+    """The leaf queue name (the RM may report ``root.etl``, a job's history ``etl``)."""
+    return (queue or "").rsplit(".", 1)[-1] or UNKNOWN
 
 
 def count_bucket(n: int) -> str:
@@ -114,6 +138,11 @@ def count_bucket(n: int) -> str:
     if n < 0:
         return UNKNOWN
     return str(_pow2_at_least(n, 1) if n else 0)
+
+
+def size_bucket(maps: int, reduces: int) -> str:
+    """The Z property: ``m<maps>|r<reduces>``, each a :func:`count_bucket`."""
+    return f"m{count_bucket(maps)}|r{count_bucket(reduces)}"
 
 
 def progress_bucket(done: int, total: int, maps_waiting: bool = False) -> str:
@@ -134,6 +163,11 @@ def demand_bucket(memory_mb: int) -> str:
     return str(_pow2_at_least(memory_mb, 512))
 
 
+def job_key(job_or_app_id: str) -> str:
+    """The J property: one value for a MapReduce job and its YARN application."""
+    return job_or_app_id.replace("application_", "job_", 1) or UNKNOWN
+
+
 def _pow2_at_least(n: int, least: int) -> int:
     """The smallest ``least * 2**k`` (k >= 0) that is >= ``n``."""
     bucket = least
@@ -148,63 +182,58 @@ def features(props: TaskProps) -> tuple[str, ...]:
     pending tasks share few distinct property tuples)."""
     values = {
         "F": props.framework,
-        "A": props.app,
         "S": props.stage,
-        "P": props.progress,
+        "Q": props.queue,
+        "U": props.user,
+        "A": props.app,
+        "Z": props.size,
         "D": props.demand,
+        "J": props.job,
+        "P": props.progress,
     }
     return tuple(
-        name + "=" + "|".join(values[p] for p in level)
-        for name, level in zip(LEVEL_NAMES, LEVELS, strict=True)
+        level.name + "=" + "|".join(values[p] for p in level.props) for level in LEVELS
     )
 
 
 def props_from_live(
-    task: Task, job: MRJob | None = None, app: App | None = None, memory_mb: int = -1,
-    look_up: bool = True,
+    task: Task, job: MRJob | None = None, app: App | None = None, memory_mb: int = -1
 ) -> TaskProps:
     """Properties of a live MapReduce task (AM / JobHistory view).
 
     ``memory_mb`` is the container size when the caller knows it (the
-    container's allocation); otherwise (and with ``look_up``) the app's pending
-    request of the task's stage is used, if any. A caller scoring many tasks of
-    one app looks that up once (:func:`request_memory`) and passes ``look_up``
-    False: the requests of a big app are many.
+    container's allocation); otherwise the app's pending request of the
+    task's stage is used, if any.
     """
     stage = task.type.upper() or UNKNOWN
-    if memory_mb <= 0 and app is not None and look_up:
-        memory_mb = request_memory(app.resource_requests, stage)
-    return TaskProps(
-        framework=_framework(app),
-        app=_app(app, job),
-        stage=stage,
-        progress=_job_progress(job, stage),
-        demand=demand_bucket(memory_mb),
-    )
+    if memory_mb <= 0 and app is not None:
+        memory_mb = _request_memory(app.resource_requests, stage)
+    return _props(app, job, stage, memory_mb, task.job_id or task.app_id)
 
 
 def props_for_request(app: App, request: ResourceRequest, job: MRJob | None = None) -> TaskProps:
     """Properties shared by the pending tasks of one resource request (a task group)."""
     stage = MR_PRIORITY_STAGE.get(request.priority, f"PRIORITY{request.priority}")
-    return TaskProps(
-        framework=_framework(app),
-        app=_app(app, job),
-        stage=stage,
-        progress=_job_progress(job, stage),
-        demand=demand_bucket(request.capability.memory_mb),
-    )
+    return _props(app, job, stage, request.capability.memory_mb, job.id if job else app.id)
 
 
-def _app(app: App | None, job: MRJob | None) -> str:
+def _props(app: App | None, job: MRJob | None, stage: str, memory_mb: int,
+           job_id: str) -> TaskProps:
     name = app.name if app is not None and app.name else job.name if job else None
     user = app.user if app is not None and app.user else job.user if job else ""
-    if job is None:
-        return app_identity(name, user)
-    return app_identity(name, user, job.maps_total, job.reduces_total)
-
-
-def _framework(app: App | None) -> str:
-    return (app.type.upper() if app is not None and app.type else "") or "MAPREDUCE"
+    queue = app.queue if app is not None and app.queue else job.queue if job else ""
+    maps, reduces = (job.maps_total, job.reduces_total) if job is not None else (-1, -1)
+    return TaskProps(
+        framework=(app.type.upper() if app is not None and app.type else "") or "MAPREDUCE",
+        stage=stage,
+        queue=queue_leaf(queue),
+        user=user or UNKNOWN,
+        app=app_identity(name, app.tags if app is not None else ()),
+        size=size_bucket(maps, reduces),
+        demand=demand_bucket(memory_mb),
+        job=job_key(job_id),
+        progress=_job_progress(job, stage),
+    )
 
 
 def _job_progress(job: MRJob | None, stage: str) -> str:
@@ -214,8 +243,7 @@ def _job_progress(job: MRJob | None, stage: str) -> str:
     return progress_bucket(job.maps_completed, job.maps_total, waiting)
 
 
-def request_memory(requests: Sequence[ResourceRequest], stage: str) -> int:
-    """The memory of a stage's ``*`` requests when they agree on one size, else -1."""
+def _request_memory(requests: Sequence[ResourceRequest], stage: str) -> int:
     sizes = {
         rr.capability.memory_mb
         for rr in requests

@@ -12,6 +12,10 @@ for a task that started and finished between two cycles, from the job progress
 recorded at the last cycle before its start) and remembered until it finishes.
 Only SUCCEEDED tasks are learned at finish: a killed or failed task's run time
 is not its natural length (a killed long one was already learned as censored).
+The properties come from the Snapshot: the application (type, user, queue,
+name, tags, resource requests), the MapReduce job (maps and reduces, completed
+and pending; the JobHistoryServer's view once the application is gone) and
+the container a task runs in.
 """
 
 from __future__ import annotations
@@ -24,11 +28,9 @@ from dataclasses import dataclass, field
 from yarn_advisor.advisor.model import App, MRJob, Snapshot, Task
 from yarn_advisor.classifiers.features import (
     MR_PRIORITY_STAGE,
-    TaskProps,
     features,
     props_for_request,
     props_from_live,
-    request_memory,
 )
 from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
 
@@ -145,17 +147,16 @@ class LiveTaskClassifier:
         current progress; tasks sharing properties are scored once."""
         apps = {a.id: a for a in snap.apps}
         jobs = {j.id: j for j in snap.jobs}
-        asked: dict[tuple[str, str], int] = {}  # one look at an app's requests per stage
-
-        def props(t: Task) -> TaskProps:
-            app = apps.get(t.app_id)
-            key = (t.app_id, t.type.upper())
-            if app is not None and key not in asked:
-                asked[key] = request_memory(app.resource_requests, key[1])
-            return props_from_live(t, jobs.get(t.job_id), app, asked.get(key, -1),
-                                   look_up=False)
-
-        return self.model.predict_many(features(props(t)) for t in tasks)
+        feats: dict[tuple[str, str, str], tuple[str, ...]] = {}  # a job's tasks of a type share
+        batch = []
+        for t in tasks:
+            key = (t.job_id, t.app_id, t.type)
+            found = feats.get(key)
+            if found is None:
+                found = feats[key] = features(
+                    props_from_live(t, jobs.get(t.job_id), apps.get(t.app_id)))
+            batch.append(found)
+        return self.model.predict_many(batch)
 
     def pending_tasks(self, snap: Snapshot) -> list[Task]:
         """The MapReduce tasks of the snapshot still waiting for a container."""

@@ -19,11 +19,15 @@ from __future__ import annotations
 from typing import Protocol
 
 from yarn_advisor.classifiers.features import (
+    UNKNOWN,
     TaskProps,
     app_identity,
     demand_bucket,
     features,
+    job_key,
     progress_bucket,
+    queue_leaf,
+    size_bucket,
 )
 from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, RunningTask
 from yarn_advisor.simulator.apps import (
@@ -62,12 +66,17 @@ def task_features(app: SimApp, ask: Ask) -> tuple[str, ...] | None:
         return None
     maps_waiting = stage == "REDUCE" and any(
         a.count for p, a in app.asks.items() if p in (PRIORITY_MAP, PRIORITY_FAST_FAIL_MAP))
-    return features(TaskProps(
-        framework=app.job.app_type,
-        app=app_identity(app.name, app.user, len(app.maps), len(app.reduces)),
-        stage=stage,
-        progress=progress_bucket(app.maps_completed, len(app.maps), maps_waiting),
-        demand=demand_bucket(ask.mem)))
+    return features(_props(app, stage, ask.mem, maps_waiting))
+
+
+def _props(app: SimApp, stage: str, memory_mb: int, maps_waiting: bool = False) -> TaskProps:
+    """The classifier's properties of a simulated task, as the live sensor builds them."""
+    return TaskProps(
+        framework=app.job.app_type, stage=stage, queue=queue_leaf(app.job.queue),
+        user=app.user or UNKNOWN, app=app_identity(app.name, app.job.tags),
+        size=size_bucket(len(app.maps), len(app.reduces)), demand=demand_bucket(memory_mb),
+        job=job_key(app.id),
+        progress=progress_bucket(app.maps_completed, len(app.maps), maps_waiting))
 
 
 class ClassifierEligibility:
@@ -90,11 +99,7 @@ class ClassifierEligibility:
         feats = task_features(c.app, ask) if ask is not None else None
         if feats is None:
             stage = STAGES.get(c.priority, "MAP")
-            feats = features(TaskProps(
-                c.app.job.app_type,
-                app_identity(c.app.name, c.app.user, len(c.app.maps), len(c.app.reduces)),
-                stage, progress_bucket(c.app.maps_completed, len(c.app.maps)),
-                demand_bucket(c.mem)))
+            feats = features(_props(c.app, stage, c.mem))
         self.feats[c] = feats
 
     def released(self, c: SimContainer) -> None:

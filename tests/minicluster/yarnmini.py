@@ -551,13 +551,15 @@ class MiniCluster:
         return total // 1024
 
     # --- workloads -------------------------------------------------------
-    def _client(self, args: list[str], name: str) -> SubmittedApp:
+    def _client(self, args: list[str], name: str, user: str = "") -> SubmittedApp:
         cp = classpath()
         stamp = time.monotonic_ns()
         log = self.workdir / f"client-{name}-{stamp}.log"
         cmd = ["java", "-Xmx256m", *JDK17_OPENS, *self._java_security(),
                "-cp", f"{self.client_conf_dir}:{cp}", *args]
         env = os.environ | {"JAVA_HOME": java_home(), "HADOOP_CONF_DIR": str(self.client_conf_dir)}
+        if user:  # simple authentication: the client submits as this user
+            env["HADOOP_USER_NAME"] = user
         if self.kerberos is not None:  # the client JVM reads a fresh ticket cache
             env |= self.kerberos_env(self.workdir / f"client-{name}-{stamp}.cc")
             subprocess.run(["kinit", "-kt", str(self.kerberos.client_keytab),
@@ -586,8 +588,11 @@ class MiniCluster:
                   map_ms: int = 5000, reduce_ms: int = 2000, map_mb: int = 512,
                   reduce_mb: int = 512, map_vcores: int = 1, reduce_vcores: int = 1,
                   priority: int | None = None, tags: str = "",
-                  conf: dict[str, object] | None = None) -> SubmittedApp:
-        """Submit a real MapReduce SleepJob; returns once the RM knows its id."""
+                  conf: dict[str, object] | None = None, name: str = "",
+                  user: str = "") -> SubmittedApp:
+        """Submit a real MapReduce SleepJob; returns once the RM knows its id.
+        ``name``: the job is named ``Sleep job - <name>`` (SleepJob's -name);
+        ``user``: submitted as this user (HADOOP_USER_NAME, simple auth)."""
         d: dict[str, object] = {
             "mapreduce.job.queuename": queue,
             "mapreduce.map.memory.mb": map_mb,
@@ -597,12 +602,17 @@ class MiniCluster:
         }
         if priority is not None:
             d["mapreduce.job.priority"] = priority
+        if user:  # the client refuses a staging directory owned by another (the OS) user
+            d["yarn.app.mapreduce.am.staging-dir"] = (
+                self.workdir / f"staging-{user}-{time.monotonic_ns()}")
         if tags:
             d["mapreduce.job.tags"] = tags
         d |= conf or {}
         args = [SLEEP_JOB, *(a for k, v in d.items() for a in ("-D", f"{k}={v}")),
                 "-m", str(maps), "-r", str(reduces), "-mt", str(map_ms), "-rt", str(reduce_ms)]
-        return self._await_app_id(self._client(args, "sleep"))
+        if name:
+            args += ["-name", name]
+        return self._await_app_id(self._client(args, "sleep", user))
 
     def distributed_shell(self, *, queue: str = "adhoc", containers: int = 2,
                           command: str = "sleep 30", container_mb: int = 256,

@@ -15,7 +15,7 @@ from yarn_advisor.classifiers.tasks_csv import COLUMNS
 RUMEN_KEYS = {"trace", "threshold_s", "min_confidence", "min_support", "cycle_s", "short",
               "long", "confusion", "long_called_short", "cold_starts", "warm", "first_seen",
               "short_recall_ceiling", "short_called_long_by", "skipped_tasks",
-              "unresolved_tasks", "problems"}
+              "unresolved_tasks", "problems", "renamed_to", "job_stage_oracle", "repeated_jobs"}
 
 
 def main(*argv: str) -> int:
@@ -114,3 +114,14 @@ def test_one_source_exactly(capsys: pytest.CaptureFixture[str], shared_data: Pat
         main("classify-eval", "--json")
     assert both.value.code == none.value.code == 2
     assert "not allowed with argument" in capsys.readouterr().err
+
+
+def test_rename_jobs_with_every_reader(capsys: pytest.CaptureFixture[str],
+                                       shared_data: Path) -> None:
+    for source in (["--jhist", str(shared_data / "hadoop-jhist")],
+                   ["--spark-events", str(shared_data / "spark-eventlogs")]):
+        _, plain, _ = run_json(capsys, *source)
+        code, renamed, _ = run_json(capsys, *source, "--rename-jobs", "anon")
+        assert code == 0 and renamed["renamed_to"] == "anon" and plain["renamed_to"] is None
+        assert (renamed["short"]["n"], renamed["long"]["n"]) == (
+            plain["short"]["n"], plain["long"]["n"])

@@ -17,7 +17,8 @@ from yarn_advisor.classifiers.naive_bayes import (
 
 
 def f(app: str, stage: str = "MAP") -> tuple[str, ...]:
-    return features(TaskProps("MAPREDUCE", app, stage, "0", "1024"))
+    return features(TaskProps(framework="MAPREDUCE", stage=stage, queue="q", user="u", app=app,
+                              size="m32|r1", demand="1024", job=f"job_{app}", progress="0"))
 
 
 def _model() -> NaiveBayesTaskClassifier:
@@ -36,12 +37,12 @@ def test_round_trip(tmp_path: Path) -> None:
     assert not list(tmp_path.glob("*.tmp"))
     back = NaiveBayesTaskClassifier.load(path)
     assert back.to_dict() == m.to_dict()
-    assert back.level_values == m.level_values
+    assert back.counts == m.counts and any(row[0] % 1 for row in m.counts.values())  # fractions
     for q in (f("sort"), f("sort", "REDUCE"), f("grep"), f("new")):
         assert back.predict(q) == m.predict(q)
     # learned ids survive a restart: the censored task is not learned again
     assert not back.learn_finished("c1", f("grep"), 120_000)
-    assert back.short_max_ms == {f("sort")[2]: 3_019}
+    assert back.short_max_ms == {f("sort")[-1]: 3_019}
 
 
 def test_load_or_fresh_applies_configured_decision_parameters(tmp_path: Path) -> None:
@@ -67,9 +68,14 @@ def _corrupt(tmp_path: Path, text: str) -> Path:
     [
         (lambda d: d.update(version=99), "version 99"),
         (lambda d: d.update(format="other"), "not a task-classifier checkpoint"),
+        (lambda d: d.update(version=1), "version 1, expected 2"),  # the five-level model's
         (lambda d: d.update(levels=["F", "F,A"]), "other feature levels"),
-        (lambda d: d["counts"].update({"F=MAPREDUCE": [1, -2]}), "non-negative"),
-        (lambda d: d["counts"].update({"X=1": [1, 2]}), "belongs to no level"),
+        (lambda d: d["counts"].update({"J,S=job_x|MAP": [1, -2, 1, 1]}), "non-negative"),
+        (lambda d: d["counts"].update({"J,S=job_x|MAP": [1, 2, 3]}), "non-negative"),
+        (lambda d: d["counts"].update({"J,S=job_x|MAP": [1.5, float("nan"), 1, 1]}),
+         "non-negative"),
+        (lambda d: d["counts"].update({"J,S=job_x|MAP": [1, 1, 2, 3]}), "at most tasks"),
+        (lambda d: d["counts"].update({"X=1": [1, 2, 3, 1]}), "belongs to no level"),
         (lambda d: d.update(class_counts="many"), "class_counts"),
         (lambda d: d.update(seen=[["t", "yes"]]), "'seen'"),
         (lambda d: d.pop("short_max_ms"), "short_max_ms"),

@@ -38,6 +38,9 @@ def test_json_is_one_object_with_the_documented_shape(capsys: pytest.CaptureFixt
     assert set(out["confusion"]["short"]) == {"short", "long"}
     assert out["first_seen"]["short"] <= out["cold_starts"]["short"]
     assert out["short"]["recall"] <= out["short_recall_ceiling"] <= 1.0
+    oracle = out["job_stage_oracle"]
+    assert oracle["short_recall"] <= out["short_recall_ceiling"] and oracle["share"] == 0.95
+    assert out["renamed_to"] is None and out["repeated_jobs"] == 0 and "per_trace" not in out
 
 
 def test_human_report(capsys: pytest.CaptureFixture[str]) -> None:
@@ -49,13 +52,59 @@ def test_human_report(capsys: pytest.CaptureFixture[str]) -> None:
     assert "short recall without them" in cold
     first = next(line for line in out.splitlines() if line.startswith("first of their"))
     assert "short recall ceiling" in first
+    assert any(line.startswith("job-stage oracle") for line in out.splitlines())
     assert out.splitlines()[4].split()[0] == "short" and out.splitlines()[5].split()[0] == "long"
 
 
 def test_repeated_traces_learn_across(capsys: pytest.CaptureFixture[str]) -> None:
+    # The same trace twice: its jobs are replayed once (a daemon never sees a
+    # job twice), and each trace has its own figures.
     assert main("classify-eval", "--rumen", str(TRACE), "--rumen", str(TRACE), "--json") == 0
     out = json.loads(capsys.readouterr().out)
-    assert out["trace"] == [str(TRACE), str(TRACE)] and out["short"]["n"] == 2 * 172
+    assert out["trace"] == [str(TRACE), str(TRACE)] and out["short"]["n"] == 172
+    assert out["repeated_jobs"] == 2
+    assert [(t["short"]["n"], t["repeated_jobs"]) for t in out["per_trace"]] == [(172, 0), (0, 2)]
+
+
+def test_time_order_learns_the_earlier_trace_first(capsys: pytest.CaptureFixture[str]) -> None:
+    early = DATA / "hadoop-gridmix-system-traces" / "distcache_case1_trace.json.gz"
+    assert main("classify-eval", "--rumen", str(TRACE), "--rumen", str(early), "--time-order",
+                "--json") == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["trace"] == [str(early), str(TRACE)]  # case1 was recorded two days before
+    assert main("classify-eval", "--rumen", str(early), "--rumen", str(TRACE), "--json") == 0
+    assert json.loads(capsys.readouterr().out)["confusion"] == out["confusion"]
+    # the user's sorter maps of case1 make case4's first sorter maps short
+    alone = out["per_trace"][1]
+    assert main("classify-eval", "--rumen", str(TRACE), "--json") == 0
+    assert alone["short"]["recall"] > json.loads(capsys.readouterr().out)["short"]["recall"]
+
+
+def test_rename_jobs_gives_every_job_one_name(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main("classify-eval", "--rumen", str(TRACE), "--rename-jobs", "--json") == 0
+    renamed = json.loads(capsys.readouterr().out)
+    assert renamed["renamed_to"] == "job"
+    assert main("classify-eval", "--rumen", str(TRACE), "--rename-jobs", "x", "--json") == 0
+    assert json.loads(capsys.readouterr().out)["confusion"] == renamed["confusion"]
+    assert main("classify-eval", "--rumen", str(TRACE), "--json") == 0
+    original = json.loads(capsys.readouterr().out)
+    assert (renamed["short"]["n"], renamed["long"]["n"]) == (original["short"]["n"], 45)
+    # the two jobs (sorter, then Pipe) of one user now share their name: only
+    # their shapes (12 and 5 reduces) keep Pipe's half-long maps apart
+    assert renamed["confusion"]["long"]["short"] <= 2
+
+
+def test_set_passes_model_parameters(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main("classify-eval", "--rumen", str(TRACE), "--rename-jobs", "--json",
+                "--set", "shape_correlation=0") == 0
+    loose = json.loads(capsys.readouterr().out)
+    assert main("classify-eval", "--rumen", str(TRACE), "--rename-jobs", "--json") == 0
+    default = json.loads(capsys.readouterr().out)
+    # no discount of a shape: Pipe's first maps are called short from sorter's
+    assert loose["confusion"]["long"]["short"] > default["confusion"]["long"]["short"]
+    for bad in ("shape_correlation=2", "nope=1", "alpha=x", "long_while_maps_wait=yes", "alpha"):
+        assert main("classify-eval", "--rumen", str(TRACE), "--set", bad) == 2
+        assert "--set" in capsys.readouterr().err
 
 
 def test_not_a_trace_exits_1_with_the_reason(capsys: pytest.CaptureFixture[str]) -> None:

@@ -16,6 +16,7 @@ from yarn_advisor.classifiers.evaluate import (
     evaluate_jobs,
     evaluate_traces,
 )
+from yarn_advisor.classifiers.features import TaskProps, features
 from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
 from yarn_advisor.classifiers.rumen import RumenJob, RumenTask, RumenTrace
 
@@ -45,7 +46,7 @@ class Spy(NaiveBayesTaskClassifier):
         self.seen_at_predict: list[tuple[tuple[str, ...], list[int], bool]] = []
 
     def predict(self, feats: Sequence[str]) -> Prediction:
-        known_group = feats[2] in self.counts
+        known_group = feats[3] in self.counts  # the task's job
         self.seen_at_predict.append((tuple(feats), list(self.class_counts), known_group))
         return super().predict(feats)
 
@@ -57,7 +58,7 @@ def run(jobs: list[RumenJob], model: NaiveBayesTaskClassifier, cycle_ms: int = 1
 
 
 def test_no_task_sees_its_own_outcome() -> None:
-    # Every task is its own application, so its {F,A,S} group can only be known
+    # Every task is its own job, so its job level can only be known
     # at its prediction if its own outcome leaked; and the class counts then must
     # be exactly the tasks finished before its start plus those running past the
     # threshold by then. Zero-length tasks and finishes at the very millisecond
@@ -79,15 +80,16 @@ def test_no_task_sees_its_own_outcome() -> None:
 
 
 def test_knowledge_grows_in_time_order_and_a_task_is_learned_after_its_start() -> None:
-    # Nine back-to-back short tasks of one app: with only short tasks seen,
-    # P(short) = (n+1)/(n+2) >= 0.85 from n = 5 learned tasks, so the 6th task
-    # (index 5) is the first called short. A leak of the task's own outcome would
-    # make the 5th one short; learning finishes late would delay it.
+    # Nine back-to-back short tasks of one job: with only short tasks seen,
+    # P(short) = (n+1/2)/(n+1) >= 0.85 from n = 3 learned tasks (also the
+    # minimum support), so the 4th task (index 3) is the first called short. A
+    # leak of the task's own outcome would make the 3rd one short; learning
+    # finishes late would delay it.
     jobs = [job("sort", *[(i * 10 * S, i * 10 * S + 5 * S) for i in range(9)])]
     spy = Spy(min_confidence=0.85)
     result = run(jobs, spy)
     assert [counts for _, counts, _ in spy.seen_at_predict] == [[n, 0] for n in range(9)]
-    assert result.confusion["short"] == {"short": 4, "long": 5}
+    assert result.confusion["short"] == {"short": 6, "long": 3}
 
 
 def test_a_cycle_hides_what_finished_after_its_boundary() -> None:
@@ -187,15 +189,18 @@ def test_tasks_are_timed_from_their_launch() -> None:
 @pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_learning_across_the_gridmix_traces_keeps_long_reduces_apart() -> None:
     # The 22 gridmix system traces in the order they were recorded, one model
-    # (a daemon's checkpoint across days). Reduces that start while maps of
-    # their job still wait for a container are "+wait": without it, 26 of the
-    # 132 long tasks were called short, 11 of them such reduces.
-    traces = sorted((DATA / "hadoop-gridmix-system-traces").glob("*.json.gz"),
-                    key=lambda p: min(j.launch_ms for j in RumenTrace(p)))
-    result = evaluate_traces(traces)
-    assert (result.n("short"), result.n("long")) == (5880, 132)
-    assert result.confusion["long"]["short"] <= 11
-    assert result.recall("short") is not None and result.recall("short") >= 0.87
+    # (a daemon's checkpoint across days); two jobs held by two traces are
+    # replayed once. Reduces that start while maps of their job still wait for
+    # a container are long ("maps-waiting"): without the rule, 11 of the 132
+    # long tasks were called short this way.
+    traces = sorted((DATA / "hadoop-gridmix-system-traces").glob("*.json.gz"))
+    result = evaluate_traces(traces, time_order=True)
+    assert [Path(t).name for t in result.traces][:2] == ["trace_1m.json.gz", "trace_3m.json.gz"]
+    assert (result.n("short"), result.n("long"), result.repeated_jobs) == (5568, 132, 2)
+    assert result.confusion["long"]["short"] <= 5
+    assert result.recall("short") is not None and result.recall("short") >= 0.8
+    assert len(result.per_trace) == 22 and sum(r.n("long") for r in result.per_trace) == 132
+    assert result.short_called_long_by.get("maps-waiting", 0) > 0
 
 
 def test_duplicate_jobs_in_one_trace_are_all_evaluated() -> None:
@@ -214,8 +219,8 @@ def test_failed_or_killed_tasks_are_not_learned_as_their_length() -> None:
     result = run(jobs, model)
     assert result.unresolved == 1  # the 3 s one: its length is unknown
     assert (result.n("short"), result.n("long")) == (3, 1)
-    group = next(f for f in model.counts if f.startswith("F,A,S="))
-    assert model.counts[group] == [3, 1]  # the 100 s one is known long; the 3 s one unknown
+    own = next(f for f in model.counts if f.startswith("J,S="))
+    assert model.counts[own] == [3, 1, 4, 3]  # the 100 s one is known long; the 3 s one unknown
     assert result.to_json()["unresolved_tasks"] == 1
 
 
@@ -226,8 +231,9 @@ def test_indexed_running_tasks_tell_the_model_what_the_whole_list_would(name: st
     jobs = list(RumenTrace(DATA / f"hadoop-gridmix-system-traces/{name}.json.gz"))
     tasks, events = _events(jobs)
     for t in tasks:
-        t.feats = ("F=MAPREDUCE", f"F,A=MAPREDUCE|{jobs[t.job].name}",
-                   f"F,A,S=MAPREDUCE|{jobs[t.job].name}|{t.stage}")
+        j = jobs[t.job]
+        t.feats = features(TaskProps("MAPREDUCE", t.stage, "q", j.user, j.name, "m1|r1", "1024",
+                                     f"{t.job}", "?"))
     indexed, listed = NaiveBayesTaskClassifier(), NaiveBayesTaskClassifier()
     running, plain = _Running(indexed.threshold_ms), {}
     overdue_seen = 0.0

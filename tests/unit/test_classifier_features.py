@@ -1,4 +1,4 @@
-"""OPERA hierarchical features (Eq. 1) and the live-model adapter."""
+"""Hierarchical task features (Eq. 1, widened) and the live-model adapter."""
 
 from __future__ import annotations
 
@@ -7,32 +7,45 @@ from dataclasses import replace
 from yarn_advisor.advisor.model import App, MRJob, ResourceRequest, Resources, Task
 from yarn_advisor.classifiers.features import (
     LEVEL_NAMES,
+    LEVELS,
     TaskProps,
     app_identity,
     app_name,
     count_bucket,
     demand_bucket,
     features,
+    job_key,
     progress_bucket,
     props_for_request,
     props_from_live,
+    queue_leaf,
+    size_bucket,
 )
+
+PROPS = TaskProps(framework="MAPREDUCE", stage="MAP", queue="etl", user="alice", app="sort",
+                  size="m64|r8", demand="1024", job="job_1_0001", progress="<50")
 
 
 def test_levels_are_the_documented_hierarchy() -> None:
-    assert LEVEL_NAMES == ("F", "F,A", "F,A,S", "F,A,S,P", "F,A,S,D", "F,A,S,P,D")
+    assert LEVEL_NAMES == ("F,S,Q,U", "F,S,Q,U,A", "F,S,Q,U,A,P", "J,S", "F,S,Q,U,A,Z,D")
+    # the main chain user > application > shape > job, progress a branch of the application
+    parents = {lv.name: LEVELS[lv.parent].name if lv.parent >= 0 else None for lv in LEVELS}
+    assert parents == {"F,S,Q,U": None, "F,S,Q,U,A": "F,S,Q,U", "F,S,Q,U,A,P": "F,S,Q,U,A",
+                       "F,S,Q,U,A,Z,D": "F,S,Q,U,A", "J,S": "F,S,Q,U,A,Z,D"}
+    assert [lv.name for lv in LEVELS if lv.branch] == ["F,S,Q,U,A,P"]
 
 
 def test_features_one_string_per_level() -> None:
-    props = TaskProps("MAPREDUCE", "sort", "MAP", "<50", "1024")
-    assert features(props) == (
-        "F=MAPREDUCE",
-        "F,A=MAPREDUCE|sort",
-        "F,A,S=MAPREDUCE|sort|MAP",
-        "F,A,S,P=MAPREDUCE|sort|MAP|<50",
-        "F,A,S,D=MAPREDUCE|sort|MAP|1024",
-        "F,A,S,P,D=MAPREDUCE|sort|MAP|<50|1024",
+    assert features(PROPS) == (
+        "F,S,Q,U=MAPREDUCE|MAP|etl|alice",
+        "F,S,Q,U,A=MAPREDUCE|MAP|etl|alice|sort",
+        "F,S,Q,U,A,P=MAPREDUCE|MAP|etl|alice|sort|<50",
+        "J,S=job_1_0001|MAP",
+        "F,S,Q,U,A,Z,D=MAPREDUCE|MAP|etl|alice|sort|m64|r8|1024",
     )
+    # one name shared by every job pools no two users: each level keys the user
+    bob = features(replace(PROPS, user="bob"))
+    assert not set(bob) & set(features(PROPS)) - {"J,S=job_1_0001|MAP"}
 
 
 def test_app_name_normalisation() -> None:
@@ -62,13 +75,14 @@ def test_short_numbers_name_the_work_and_are_kept() -> None:
     ]
 
 
-def test_nameless_jobs_are_told_apart_by_user_and_shape() -> None:
-    assert app_identity("report-20100211", "alice", 64, 8) == "report-#"  # a name wins
-    assert app_identity(None, "alice", 60, 7) == "?alice|m64|r8"
-    assert app_identity("", "alice", 33, 0) == "?alice|m64|r0"
-    assert app_identity(None, "bob", 60, 7) != app_identity(None, "alice", 60, 7)
-    assert app_identity(None, "", -1, -1) == "??|m?|r?"
+def test_identity_is_the_name_else_the_tags() -> None:
+    assert app_identity("report-20100211", ("oozie-wf-0000123",)) == "report-#"  # a name wins
+    assert app_identity(None, ("etl", "daily-20240501")) == "daily-#,etl"  # sorted, normalised
+    assert app_identity("", ()) == app_identity(None) == "?"
     assert [count_bucket(n) for n in (-1, 0, 1, 2, 3, 1000)] == ["?", "0", "1", "2", "4", "1024"]
+    assert size_bucket(60, 7) == "m64|r8" and size_bucket(-1, -1) == "m?|r?"
+    assert queue_leaf("root.etl") == queue_leaf("etl") == "etl" and queue_leaf("") == "?"
+    assert job_key("application_1_0001") == job_key("job_1_0001") == "job_1_0001"
 
 
 def test_progress_buckets() -> None:
@@ -157,12 +171,18 @@ def test_live_task_adapter_matches_trace_features() -> None:
         elapsed_time=3,
     )
     props = props_from_live(task, JOB, _app())
-    assert props == TaskProps("MAPREDUCE", "word count #", "REDUCE", "<100", "4096")
+    assert props == TaskProps(framework="MAPREDUCE", stage="REDUCE", queue="default", user="u",
+                              app="word count #", size="m16|r2", demand="4096",
+                              job="job_1_0001", progress="<100")
     # an explicit container size wins over the request's
     assert props_from_live(task, JOB, _app(), memory_mb=1024).demand == "1024"
-    # no app, no job: the name falls back to the job's, progress unknown
+    # no app (a finished job from the JobHistoryServer): the job's name, user, queue
     assert props_from_live(task, JOB, None).app == "word count"
-    assert props_from_live(task).progress == "?"
+    assert props_from_live(task, replace(JOB, queue="root.etl"), None).queue == "etl"
+    bare = props_from_live(task)
+    assert (bare.progress, bare.size, bare.user, bare.job) == ("?", "m?|r?", "?", "job_1_0001")
+    # an app without a name is known by its tags
+    assert props_from_live(task, None, _app(name="", tags=("nightly",))).app == "nightly"
     # maps still waiting for a container: a reduce will wait for them too
     waiting = replace(JOB, maps_pending=2)
     assert props_from_live(task, waiting, _app()).progress == "<100+wait"
@@ -172,9 +192,9 @@ def test_live_task_adapter_matches_trace_features() -> None:
 def test_pending_request_group_props() -> None:
     app = _app()
     props = [props_for_request(app, rr, JOB) for rr in app.resource_requests]
-    assert [(p.stage, p.demand, p.progress) for p in props] == [
-        ("MAP", "2048", "<100"),
-        ("REDUCE", "4096", "<100"),
+    assert [(p.stage, p.demand, p.progress, p.job, p.size) for p in props] == [
+        ("MAP", "2048", "<100", "job_1_0001", "m16|r2"),
+        ("REDUCE", "4096", "<100", "job_1_0001", "m16|r2"),
     ]
     waiting = replace(JOB, maps_pending=1)
     assert [props_for_request(app, rr, waiting).progress for rr in app.resource_requests] == [
@@ -185,4 +205,4 @@ def test_pending_request_group_props() -> None:
         type="SPARK", resource_requests=(ResourceRequest(1, "*", Resources(4096, 2), 3, True, ""),)
     )
     p = props_for_request(spark, spark.resource_requests[0])
-    assert (p.framework, p.stage, p.progress) == ("SPARK", "PRIORITY1", "?")
+    assert (p.framework, p.stage, p.progress, p.job) == ("SPARK", "PRIORITY1", "?", "job_1_0001")
