@@ -26,7 +26,7 @@ reliability of P(short) over all predictions of the four runs (scikit-learn's
 ``calibration_curve`` and Brier score). ``--set NAME=VALUE`` passes a model
 parameter (repeatable); ``--json`` prints one object per trace and run, then
 the pooled ones; ``--markdown`` one Markdown table (a row per trace, the four
-runs as columns, as in CLASSIFIER.md); ``--data DIR`` points at another data folder.
+runs as columns, as in classifiers/README.md); ``--data DIR`` points at another data folder.
 """
 
 from __future__ import annotations

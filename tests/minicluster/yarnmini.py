@@ -339,7 +339,7 @@ class MiniCluster:
             # LinuxContainerExecutor would need the setuid container-executor binary
             # (built natively, not on Maven Central) and one OS account per user; the
             # 3.4.2 NodeManager does not insist on it with Kerberos on (containers run
-            # as the NodeManager's own user), see KERBEROS.md
+            # as the NodeManager's own user), see tests/kerberos/README.md
             "yarn.nodemanager.container-executor.class": "org.apache.hadoop.yarn.server."
             "nodemanager.DefaultContainerExecutor",
         }
