@@ -5,7 +5,7 @@ See the package docstring for what is published; README.md for the equations.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, deque
 
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
@@ -69,7 +69,7 @@ def advise(snapshot: Snapshot, state: State, params: Params,
         f"{params.relief_policy.lower()}.none")
     quiet = oc.Relief("NONE", False, floor, quiet_branch)
     views: dict[str, QueueView] = {}
-    orders: dict[str, tuple[list[Group], list[Group]]] = {}
+    orders: dict[str, tuple[deque[Group], deque[Group]]] = {}
     for n in nodes:
         nid = n.node.id
         block = state.blocks.get(nid)

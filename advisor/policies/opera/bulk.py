@@ -13,7 +13,7 @@ few steps instead of thousands, which keeps a 10,000-node cycle cheap.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections import deque
 from typing import Protocol
 
 from yarn_advisor.advisor.policies.opera.core import Reserved, Slot, Task, Vec, assign, below
@@ -101,7 +101,12 @@ def node_update_multi_bulk(
         max_skip = max(max_skip, 1)
 
 
-def node_update_lend(slot: Slot, groups: Sequence[Group], short: Sequence[Group],
+# groups in a row that fit nowhere on a node before its scan stops: a node with room
+# for none of them would otherwise walk the whole queue (10k nodes x 5k groups)
+MAX_MISSES = 64
+
+
+def node_update_lend(slot: Slot, groups: deque[Group], short: deque[Group],
                      min_demand: Vec) -> str:
     """Alg 2 over the queue, group-wise, without reservations: each group in queue
     order takes what fits of GA (normal), then, if eligible, of OA (lent); a group
@@ -110,6 +115,10 @@ def node_update_lend(slot: Slot, groups: Sequence[Group], short: Sequence[Group]
     (``short``, a sub-sequence of ``groups`` in the same order) are looked at."""
     if below(slot.ga, min_demand) and below(slot.oa, min_demand):
         return "no_resources"
+    for lane in (groups, short):  # served groups leave the front: linear over the nodes
+        while lane and lane[0].left <= 0:
+            lane.popleft()
+    misses = 0
     for g in (short if below(slot.ga, min_demand) else groups):
         if g.left <= 0:
             continue
@@ -121,6 +130,9 @@ def node_update_lend(slot: Slot, groups: Sequence[Group], short: Sequence[Group]
         if ko:
             _charge(slot, t, ko, False)
         g.left -= kn + ko
+        misses = 0 if kn + ko else misses + 1
+        if misses >= MAX_MISSES:  # the node's room fits none of the next groups: enough
+            break
         if below(slot.oa, min_demand) and below(slot.ga, min_demand):
             break
     return "lent" if slot.lent != (0.0, 0.0) else "nothing_lent"

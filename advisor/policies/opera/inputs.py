@@ -230,10 +230,12 @@ class TaskQueue:
         g.left -= 1
         return g.task
 
-    def in_order(self, partition: str) -> tuple[list[Group], list[Group]]:
-        """The partition's groups in queue order, and the eligible (short) ones."""
-        groups = list(self._parts.get(partition, ()))
-        return groups, [g for g in groups if g.task.eligible]
+    def in_order(self, partition: str) -> tuple[deque[Group], deque[Group]]:
+        """The partition's groups in queue order, and the eligible (short) ones (deques:
+        :func:`~.bulk.node_update_lend` drops the served front, so that a big cluster's
+        nodes do not each walk past every group already served)."""
+        groups = deque(self._parts.get(partition, ()))
+        return groups, deque(g for g in groups if g.task.eligible)
 
     def view(self, partition: str) -> QueueView:
         """The queue as seen by a node of ``partition``."""
