@@ -67,8 +67,9 @@ RESYNC_S = 120.0
 
 
 class _Veto(Exception):
-    def __init__(self, previous: Any) -> None:
+    def __init__(self, previous: Any, reason: str = "min_change") -> None:
         self.previous = previous
+        self.reason = reason
 
 
 @dataclass
@@ -99,6 +100,9 @@ class Actuator:
     snapshot_clock: bool = False
     # False while this advisor may not write (e.g. not the ZooKeeper leader)
     may_write: Callable[[], bool] = _always
+    # right before each RM write (one ZooKeeper round trip for the HA leader: a leader
+    # frozen past its session timeout may still believe it leads)
+    confirm_write: Callable[[], bool] = _always
     halted: bool = False  # the run-time kill switch (SIGUSR1 / SIGUSR2)
     totals: Counter[ActionKey] = field(default_factory=Counter)
     blocked: Counter[str] = field(default_factory=Counter)
@@ -184,11 +188,15 @@ class Actuator:
         def check(previous: Any) -> None:
             if self._too_small(base.kind, previous, base.value):
                 raise _Veto(previous)
+            if not self.confirm_write():
+                raise _Veto(previous, "not_leader")
 
         try:
             result = journaled_write(writer, self.journal, base, check)
         except _Veto as veto:
-            return self._block(base, "min_change", veto.previous, cycle=cycle)
+            if veto.reason == "not_leader":
+                cycle.block = veto.reason
+            return self._block(base, veto.reason, veto.previous, cycle=cycle)
         if result.sent:
             self._times[(base.kind, base.target)].append(now)
             self._moved((base.kind, base.target), result.previous, base.value)

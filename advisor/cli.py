@@ -21,6 +21,7 @@ from typing import Any
 from yarn_advisor.advisor import explain, rollback
 from yarn_advisor.advisor.actuator import journal_path
 from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.ha import per_advisor_config, start_ha
 from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles, report_json
 from yarn_advisor.advisor.report import CycleReport
 from yarn_advisor.advisor.server import AdvisorServer
@@ -114,7 +115,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         overrides.setdefault("sense", {})["interval_s"] = args.interval
     if args.port is not None:
         overrides.setdefault("server", {})["port"] = args.port
-    cfg = load_config(args.config, overrides)
+    cfg = per_advisor_config(load_config(args.config, overrides))
     check(cfg, writes_state=not args.replay)
     setup_logging(cfg)
     if not cfg.dry_run and not args.replay:
@@ -133,6 +134,7 @@ def cmd_run(args: argparse.Namespace) -> int:
                                 f"{cfg.server.port}: {exc.strerror or exc}"]) from None
         log.info("serving /metrics, /healthz, /recommendations on http://%s:%d",
                  cfg.server.host, server.port)
+    ha = start_ha(cfg, advisor) if cfg.ha is not None else None
     try:
         if recording is not None:
             _run_replay(advisor, recording, cfg, once=args.once)
@@ -145,6 +147,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     finally:
         if server:
             server.close()
+        if ha:
+            ha.stop()
     return 0
 
 

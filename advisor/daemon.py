@@ -24,6 +24,7 @@ from typing import Protocol
 from yarn_advisor.advisor.actuator import Actuator
 from yarn_advisor.advisor.classify import ClassifierSummary, TaskClassifier
 from yarn_advisor.advisor.engine import AdvisorState, Decision, EngineConfig, decide
+from yarn_advisor.advisor.ha_metrics import HaStatus
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.report import CycleReport, Totals
 from yarn_advisor.advisor.sense import SenseError, SourceStat
@@ -40,6 +41,19 @@ class Sensor(Protocol):
     def sense(self, now_ms: int) -> Snapshot: ...
 
 
+class CycleHooks(Protocol):
+    """What runs around each cycle besides it: the HA coordinator (advisor/ha.py)
+    re-reads the shared state before a leader acts and saves it after."""
+
+    def before_cycle(self, advisor: Advisor) -> None: ...
+
+    def after_act(self, advisor: Advisor) -> None: ...
+
+    def after_cycle(self, advisor: Advisor) -> None: ...
+
+    def status(self) -> HaStatus: ...
+
+
 @dataclass
 class Advisor:
     """One advisor: its sensor, engine configuration, actuator, classifier and state."""
@@ -53,6 +67,7 @@ class Advisor:
     latest: CycleReport | None = None
     totals: Totals = field(default_factory=Totals)
     cycle: int = 0
+    ha: CycleHooks | None = None  # None: this advisor runs alone
     _stop: threading.Event = field(default_factory=threading.Event)
 
     def run_once(self, now_ms: int | None = None) -> CycleReport:
@@ -60,10 +75,16 @@ class Advisor:
         self.cycle += 1
         report = CycleReport(self.cycle, time.time())
         try:
+            if self.ha is not None:
+                self.ha.before_cycle(self)
             snapshot = report.timed("sense", self.sensor.sense, now_ms or self.clock_ms())
             decision = report.timed("decide", decide, snapshot, self.state, self.engine)
             actions = report.timed("act", self.actuator.act, decision.recommendations, snapshot)
+            if self.ha is not None:
+                self.ha.after_act(self)
             self.state = report.timed("learn", self.learn, snapshot, decision)
+            if self.ha is not None:
+                self.ha.after_cycle(self)
             report.done(snapshot, decision, actions, self._summary(decision))
         except SenseError as exc:
             report.skip(f"{exc.reason}: {exc}")

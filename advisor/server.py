@@ -20,6 +20,7 @@ from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
 
 from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.ha_metrics import ALONE, HaCollector
 from yarn_advisor.advisor.metrics import AdvisorCollector, BuildInfo
 from yarn_advisor.config.schema import AdvisorConfig
 
@@ -45,6 +46,8 @@ class AdvisorServer:
             lambda: advisor.latest, advisor.totals, lambda: actuator.blocked,
             lambda policy: "enforce" if actuator.enforcing(policy) else "dry_run",
             BuildInfo.of(config)))
+        self.registry.register(HaCollector(
+            lambda: ALONE if advisor.ha is None else advisor.ha.status()))
         self.httpd = ThreadingHTTPServer((host, port), self._handler())
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -63,11 +66,12 @@ class AdvisorServer:
 
     def health(self) -> tuple[int, dict[str, Any]]:
         latest = self.advisor.latest
+        role = "alone" if self.advisor.ha is None else self.advisor.ha.status().role
         if latest is None:
-            return 503, {"status": "starting"}
+            return 503, {"status": "starting", "role": role}
         age = time.time() - latest.started_at
         body = {"status": latest.outcome, "cycle": latest.number, "age_s": round(age, 1),
-                "reason": latest.reason}
+                "reason": latest.reason, "role": role}
         stale = self.interval_s > 0 and age > 3 * self.interval_s
         if stale:
             body["status"] = "stale"

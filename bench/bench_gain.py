@@ -1,34 +1,34 @@
-"""The real gain: a production-like batch on the mini cluster, advisor off, on, and the
-ceiling of its lever.
+"""The real gain: a production-like batch on the mini cluster, advisor off vs on vs ceiling.
 
-Starts the real mini cluster (tests/minicluster/yarnmini.py: two NodeManagers,
-6144 MiB/6 vcores and 3072 MiB/3), then runs the same batch in three modes, in
-rounds (off, on, ceiling), ``--runs`` rounds, so drift hits every mode alike:
+Starts the real mini cluster (tests/minicluster/yarnmini.py: NodeManagers of
+6144 MiB/6 and 3072 MiB/3), then runs the same batch ``--runs`` times in each
+of three modes, in the order off, on, ceiling (so drift hits all alike):
 
-* ``off``: the CapacityScheduler alone;
-* ``on``: the advisor's daemon in enforce mode beside it (every registered policy
-  with its defaults, a cycle every ``--interval`` s), rolled back after the batch;
-* ``ceiling``: no advisor, every node statically overcommitted to 1.5 x its
-  capacity (memory and vcores; OPERA's ``max_overcommit``) for the whole batch, then
-  restored: the best the node-resource lever can do when one knows in advance that
-  the tasks use far less than they ask.
+- off: the RM alone;
+- on: the advisor in enforce mode (every registered policy with its defaults,
+  the classifier, the actuator), one cycle every ``--interval`` s. Its
+  classifier checkpoint is kept across the bench's "on" runs (as on a cluster
+  where jobs recur): the first "on" run is cold, the later ones warm. After each
+  "on" run the bench checks that the journal and the RM agree on every target
+  the advisor changed, rolls every action back and checks the RM is restored;
+- ceiling: a static 1.5x node-resource overcommit set through the RM REST
+  before the batch (restored after), plus hindsight priorities (the iteration
+  chain, the batch's critical path, submitted at priority 10).
 
-The batch mirrors examples/workloads/production_batch.yaml at a third of its size
-(the simulator's case): MapReduce sleep jobs whose containers ask 1-3 GiB and use
-about 200 MiB (a JVM sleeping), tasks of 30-40 s, three queues, and an iteration
-chain of three jobs (tagged ``iteration:i/3``) each submitted when the previous one
-ends. AMs ask 512 MiB.
+The batch (``examples/workloads/production_batch_mini.yaml`` says the same, and
+where it differs from ``production_batch.yaml``): MapReduce sleep jobs whose
+containers ask for far more memory than they use (1-3 GiB asked, about
+100-300 MiB used), tasks of 30-50 s, three queues, and an iteration chain of
+three map-only jobs (tagged ``iteration:i/3``), each submitted when the
+previous one ends.
 
-The classifier's checkpoint is kept across the bench's "on" runs, as a production
-advisor keeps it across days of recurring jobs: the first "on" run starts cold, the
-later ones warm. Both are printed; the medians use every "on" run.
-
-Figures, from the RM and the JobHistory server: makespan = last finish - first
-submission; mean JCT = mean of finish - submission; allocated utilization = mean of
-1 s samples of allocated memory over the cluster's original total; kills and wasted
-container-seconds = failed or killed task attempts and their run time. After each
-"on" run the last applied node resource of every node is read back from the RM
-(journal and RM must agree), then everything is rolled back.
+Figures, from the RM and the JobHistoryServer: makespan = last finish - first
+start of the batch's apps; mean JCT = mean of finish - start per app;
+allocated utilization = mean over 1 s samples of ``/cluster/metrics``
+allocatedMB during the makespan over the cluster's original 9216 MiB (above 1
+with overcommit); kills = killed or failed task attempts (the NM's memory
+kills included) plus extra AM attempts; wasted container-seconds = their
+runtime. Medians per mode.
 
     python bench/bench_gain.py [--runs 3] [--interval 5] [--json]
 """
@@ -37,12 +37,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import statistics
 import sys
 import tempfile
 import threading
 import time
+import urllib.error
 import urllib.request
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -52,29 +55,31 @@ sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
 from yarnmini import MiniCluster, SubmittedApp  # noqa: E402
 
+from yarn_advisor.advisor.daemon import Advisor  # noqa: E402
 from yarn_advisor.advisor.recommendation import Kind  # noqa: E402
-from yarn_advisor.advisor.rollback import rollback, select  # noqa: E402
-from yarn_advisor.advisor.settings import load_config  # noqa: E402
-from yarn_advisor.advisor.wiring import build_live_advisor, build_sensor  # noqa: E402
+from yarn_advisor.advisor.rollback import DONE, rollback, select  # noqa: E402
+from yarn_advisor.advisor.settings import load_config as load  # noqa: E402
+from yarn_advisor.advisor.wiring import build_live_advisor  # noqa: E402
 from yarn_advisor.config.schema import AdvisorConfig  # noqa: E402
-from yarn_advisor.connectors.rm_write import RMWriter  # noqa: E402
+from yarn_advisor.connectors.rm_write import RMWriter, lever  # noqa: E402
 
+TOTAL_MB = 9216
 OVERCOMMIT = 1.5
-AM = {"yarn.app.mapreduce.am.resource.mb": 512,
-      "yarn.app.mapreduce.am.command-opts": "-Xmx400m"}
-MAP_OPTS = {"mapreduce.map.java.opts": "-Xmx200m", "mapreduce.reduce.java.opts": "-Xmx200m"}
+# Containers ask for 1-3 GiB; a sleep task's JVM uses about 100-300 MiB.
 BATCH: list[dict[str, Any]] = [
-    dict(queue="etl", maps=6, reduces=1, map_ms=40000, reduce_ms=30000, map_mb=2048,
+    dict(queue="etl", maps=4, reduces=1, map_ms=40000, reduce_ms=30000, map_mb=2048,
          reduce_mb=1536),
     dict(queue="default", maps=6, reduces=1, map_ms=35000, reduce_ms=30000, map_mb=1536,
          reduce_mb=1024),
-    dict(queue="adhoc", maps=3, reduces=1, map_ms=40000, reduce_ms=30000, map_mb=3072,
+    dict(queue="adhoc", maps=2, reduces=1, map_ms=50000, reduce_ms=30000, map_mb=3072,
          reduce_mb=2048, map_vcores=2),
-    dict(queue="default", maps=4, reduces=0, map_ms=40000, map_mb=1024),
+    dict(queue="default", maps=4, reduces=0, map_ms=45000, map_mb=1024),
 ]
-CHAIN: dict[str, Any] = dict(queue="etl", maps=6, reduces=1, map_ms=30000, reduce_ms=30000,
-                             map_mb=1536, reduce_mb=1024)
+CHAIN: dict[str, Any] = dict(queue="etl", maps=4, reduces=0, map_ms=30000, map_mb=1536)
 CHAIN_LEN = 3
+# Elastic queues, as production clusters set them: one user may grow a queue up to
+# its maximum capacity (100 %), not only its guaranteed share (user-limit-factor 1).
+USER_LIMIT_FACTOR = {"root.default": "2.5", "root.etl": "2.5", "root.adhoc": "5"}
 
 
 def get_json(url: str) -> Any:
@@ -85,217 +90,280 @@ def get_json(url: str) -> Any:
 
 def advisor_config(cluster: MiniCluster, state: Path, checkpoint: Path,
                    interval: float) -> AdvisorConfig:
-    return load_config(None, {
+    return load(None, {
         "rm": {"urls": [cluster.rm_url], "history_url": cluster.jhs_url},
-        "dry_run": False, "state_dir": str(state), "server": {"enabled": False},
+        "dry_run": False, "state_dir": str(state),
         "sense": {"interval_s": interval},
         "classifier": {"checkpoint": str(checkpoint)},
+        "server": {"enabled": False},
+        "actuator": {"cooldown_s": 2 * interval, "max_actions_per_cycle": 50,
+                     "max_actions_per_target": 1000, "max_snapshot_age_s": 60},
     })
 
 
 class Sampler(threading.Thread):
-    """Samples the RM's allocated memory and vcores every second."""
+    """Samples the RM's allocated memory every second."""
 
-    def __init__(self, rm_url: str) -> None:
+    def __init__(self, cluster: MiniCluster) -> None:
         super().__init__(daemon=True)
-        self.url = f"{rm_url}/ws/v1/cluster/metrics"
-        self.samples: list[tuple[float, int, int]] = []
+        self.url = f"{cluster.rm_url}/ws/v1/cluster/metrics"
+        self.samples: list[tuple[float, int]] = []
         self.done = threading.Event()
 
     def run(self) -> None:
         while not self.done.is_set():
             try:
                 m = get_json(self.url)["clusterMetrics"]
-                self.samples.append((time.time() * 1000, int(m["allocatedMB"]),
-                                     int(m["allocatedVirtualCores"])))
+                self.samples.append((time.time() * 1000, int(m["allocatedMB"])))
             except (OSError, ValueError, KeyError):
                 pass
             self.done.wait(1.0)
 
 
-def submit(cluster: MiniCluster, spec: dict[str, Any], tags: str) -> SubmittedApp:
-    return cluster.sleep_job(**spec, tags=tags, conf={**AM, **MAP_OPTS})
+class AdvisorLoop(threading.Thread):
+    """The daemon's loop (one cycle every ``interval`` s), keeping each cycle's cost
+    and the rules behind its recommendations."""
+
+    def __init__(self, advisor: Advisor, interval: float) -> None:
+        super().__init__(daemon=True)
+        self.advisor, self.interval = advisor, interval
+        self.cycle_s: list[float] = []
+        self.rules: Counter[str] = Counter()
+        self.skipped: Counter[str] = Counter()
+        self.done = threading.Event()
+
+    def run(self) -> None:
+        while not self.done.is_set():
+            started = time.monotonic()
+            report = self.advisor.run_once()
+            self.cycle_s.append(sum(report.step_seconds.values()))
+            if report.outcome != "ok":
+                self.skipped[report.reason[:80]] += 1
+            for r in report.recommendations:
+                self.rules[f"{r.policy}:{r.explanation.rule}:{r.kind.value}"] += 1
+            self.done.wait(max(0.0, self.interval - (time.monotonic() - started)))
 
 
-def run_chain(cluster: MiniCluster, apps: list[SubmittedApp]) -> None:
+def submit(cluster: MiniCluster, spec: dict[str, Any], tags: str, priority: int | None
+           ) -> SubmittedApp:
+    return cluster.sleep_job(**spec, tags=tags, priority=priority)
+
+
+def run_chain(cluster: MiniCluster, apps: list[SubmittedApp], priority: int | None) -> None:
     for i in range(1, CHAIN_LEN + 1):
-        job = submit(cluster, CHAIN, f"bench:gain,iteration:{i}/{CHAIN_LEN}")
+        job = submit(cluster, CHAIN, f"bench:gain,iteration:{i}/{CHAIN_LEN}", priority)
         apps.append(job)
-        job.wait(timeout=3600)
+        job.wait(timeout=1800)
 
 
-def run_batch(cluster: MiniCluster) -> list[SubmittedApp]:
+def overcommit(writer: RMWriter, originals: dict[str, dict[str, int]], factor: float) -> None:
+    for node, total in originals.items():
+        value = {k: int(v * factor) for k, v in total.items()}
+        writer.apply(Kind.UPDATE_NODE_RESOURCE, node, value)
+
+
+def losses(cluster: MiniCluster, app_ids: list[str]) -> tuple[int, float]:
+    """Killed or failed task attempts and extra AM attempts, and their runtime (s)."""
+    kills, wasted = 0, 0.0
+    hs = f"{cluster.jhs_url}/ws/v1/history/mapreduce/jobs"
+    for app in app_ids:
+        attempts = get_json(f"{cluster.rm_url}/ws/v1/cluster/apps/{app}/appattempts")
+        am = attempts["appAttempts"]["appAttempt"]
+        kills += len(am) - 1
+        job_id = app.replace("application_", "job_")
+        job: dict[str, Any] = {}
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                job = get_json(f"{hs}/{job_id}")["job"]
+                break
+            except (urllib.error.HTTPError, KeyError):
+                time.sleep(2)
+        bad = sum(int(job.get(k, 0)) for k in (
+            "failedMapAttempts", "killedMapAttempts", "failedReduceAttempts",
+            "killedReduceAttempts"))
+        if not bad:
+            continue
+        kills += bad
+        for task in get_json(f"{hs}/{job_id}/tasks")["tasks"]["task"]:
+            body = get_json(f"{hs}/{job_id}/tasks/{task['id']}/attempts")
+            for a in body["taskAttempts"]["taskAttempt"]:
+                if a["state"] in ("KILLED", "FAILED"):
+                    wasted += int(a.get("elapsedTime", 0)) / 1000
+    return kills, wasted
+
+
+def agreement(writer: RMWriter, actions: list[Any]) -> tuple[int, list[str]]:
+    """Targets the advisor changed, and those where the RM disagrees with the journal's
+    last applied value."""
+    last: dict[tuple[Kind, str], Any] = {}
+    for a in sorted(actions, key=lambda a: a.ts):
+        if a.sent and a.outcome in DONE:
+            last[(a.kind, a.target)] = a.value
+    wrong = []
+    for (kind, target), value in last.items():
+        try:
+            seen = writer.read(kind, target, value)
+        except Exception as exc:  # a failed read is a disagreement to report
+            wrong.append(f"{kind.value} {target}: journal {value}, RM unreadable ({exc})")
+            continue
+        if not lever(kind).same(seen, value):
+            wrong.append(f"{kind.value} {target}: journal {value}, RM {seen}")
+    return len(last), wrong
+
+
+def elastic_queues(cluster: MiniCluster, work: Path) -> None:
+    """The queues' user-limit-factor (through the scheduler-conf API) before any run."""
+    cfg = advisor_config(cluster, work / "setup", work / "setup" / "classifier.json", 5)
+    writer = build_live_advisor(cfg).actuator.writer
+    assert isinstance(writer, RMWriter)
+    for queue, factor in USER_LIMIT_FACTOR.items():
+        writer.apply(Kind.UPDATE_SCHEDULER_CONF, queue, {"user-limit-factor": factor})
+
+
+def node_totals(writer: RMWriter) -> dict[str, dict[str, int]]:
+    nodes = writer.get("/nodes")["nodes"]["node"]
+    return {n["id"]: writer.read(Kind.UPDATE_NODE_RESOURCE, n["id"]) for n in nodes}
+
+
+def one_run(cluster: MiniCluster, mode: str, interval: float, work: Path,
+            checkpoint: Path) -> dict[str, Any]:
+    state = Path(tempfile.mkdtemp(prefix=f"{mode}-", dir=work))
+    cfg = advisor_config(cluster, state, checkpoint, interval)
+    advisor = build_live_advisor(cfg)  # its writer also serves the ceiling and the checks
+    assert advisor.actuator.writer is not None
+    writer = advisor.actuator.writer
+    assert isinstance(writer, RMWriter)
+    originals = node_totals(writer)
+    cold = not checkpoint.exists()
+    loop = AdvisorLoop(advisor, interval)
+    started = time.time()
+    if mode == "on":
+        loop.start()
+    if mode == "ceiling":
+        overcommit(writer, originals, OVERCOMMIT)
+    priority = 10 if mode == "ceiling" else None
+    sampler = Sampler(cluster)
+    sampler.start()
     apps: list[SubmittedApp] = []
-    chain = threading.Thread(target=run_chain, args=(cluster, apps))
+    chain = threading.Thread(target=run_chain, args=(cluster, apps, priority))
     chain.start()
-    apps += [submit(cluster, spec, "bench:gain") for spec in BATCH]
+    apps += [submit(cluster, spec, "bench:gain", None) for spec in BATCH]
     for app in list(apps):
-        app.wait(timeout=3600)
+        app.wait(timeout=1800)
     chain.join()
-    return apps
-
-
-def node_totals(rm_url: str) -> dict[str, tuple[int, int]]:
-    nodes = get_json(f"{rm_url}/ws/v1/cluster/nodes")["nodes"]["node"]
-    return {n["id"]: (int(n["totalResource"]["memory"]), int(n["totalResource"]["vCores"]))
-            for n in nodes}
-
-
-def set_nodes(writer: RMWriter, totals: dict[str, tuple[int, int]]) -> None:
-    for node, (mem, vc) in totals.items():
-        out = writer.apply(Kind.UPDATE_NODE_RESOURCE, node, {"memory_mb": mem, "vcores": vc})
-        if out.status not in ("applied", "noop"):
-            raise RuntimeError(f"node resource of {node}: {out.status} {out.error}")
-
-
-def wasted(jhs_url: str, job_id: str) -> tuple[int, float]:
-    """(failed or killed attempts, their run time in s) of one finished job."""
-    base = f"{jhs_url}/ws/v1/history/mapreduce/jobs/{job_id}"
-    job = get_json(base)["job"]
-    lost = sum(int(job.get(k, 0)) for k in ("failedMapAttempts", "killedMapAttempts",
-                                            "failedReduceAttempts", "killedReduceAttempts"))
-    if not lost:
-        return 0, 0.0
-    seconds = 0.0
-    for task in get_json(f"{base}/tasks")["tasks"]["task"]:
-        for a in get_json(f"{base}/tasks/{task['id']}/attempts")["taskAttempts"]["taskAttempt"]:
-            if a["state"] in ("FAILED", "KILLED"):
-                seconds += max(0, int(a["elapsedTime"])) / 1000
-    return lost, seconds
-
-
-def figures(cluster: MiniCluster, apps: list[SubmittedApp], sampler: Sampler,
-            totals: dict[str, tuple[int, int]]) -> dict[str, Any]:
+    codes = [a.proc.wait() for a in apps]
+    sampler.done.set()
+    out: dict[str, Any] = {"mode": mode}
+    if mode == "on":
+        loop.done.set()
+        loop.join()
+        acts = advisor.actuator.journal.actions()
+        changed, wrong = agreement(writer, acts)
+        undo = rollback(advisor.actuator.journal, writer, select(acts, since=started))
+        out |= {"cold": cold, "cycles": len(loop.cycle_s),
+                "cycle_s": statistics.median(loop.cycle_s) if loop.cycle_s else None,
+                "actions": dict(Counter(f"{a.kind.value}:{a.outcome}" for a in acts)),
+                "rules": dict(loop.rules.most_common(12)), "skipped": dict(loop.skipped),
+                "targets_changed": changed, "journal_rm_disagree": wrong,
+                "rolled_back": sum(1 for e in undo if e.outcome in DONE)}
+    if mode == "ceiling":
+        overcommit(writer, originals, 1.0)
+    restored = node_totals(writer) == originals
     info = [get_json(f"{cluster.rm_url}/ws/v1/cluster/apps/{a.app_id}")["app"] for a in apps]
     first = min(int(i["startedTime"]) for i in info)
     last = max(int(i["finishedTime"]) for i in info)
     inside = [s for s in sampler.samples if first <= s[0] <= last] or sampler.samples
-    mem = sum(t[0] for t in totals.values())
-    vcores = sum(t[1] for t in totals.values())
-    kills, lost_s = 0, 0.0
-    for a in apps:
-        k, s = wasted(cluster.jhs_url, a.app_id.replace("application_", "job_"))
-        kills, lost_s = kills + k, lost_s + s
-    return {
+    kills, wasted = losses(cluster, [a.app_id for a in apps])
+    return out | {
         "makespan_s": (last - first) / 1000,
-        "mean_jct_s": statistics.fmean(int(i["finishedTime"]) - int(i["startedTime"])
-                                       for i in info) / 1000,
-        "allocated_utilization": statistics.fmean(s[1] for s in inside) / mem,
-        "allocated_vcore_utilization": statistics.fmean(s[2] for s in inside) / vcores,
-        "kills": kills, "wasted_container_s": round(lost_s, 1),
-        "apps": len(apps), "failed": sum(1 for i in info if i["finalStatus"] != "SUCCEEDED"),
+        "mean_jct_s": statistics.fmean(
+            (int(i["finishedTime"]) - int(i["startedTime"])) / 1000 for i in info),
+        "allocated_utilization": statistics.fmean(s[1] for s in inside) / TOTAL_MB,
+        "apps": len(apps), "failed": sum(1 for c in codes if c != 0),
+        "states": sorted({i["finalStatus"] for i in info}),
+        "kills": kills, "wasted_container_s": wasted, "rm_restored": restored,
     }
 
 
-def one_run(cluster: MiniCluster, mode: str, interval: float, work: Path,
-            checkpoint: Path, writer: RMWriter) -> dict[str, Any]:
-    totals = node_totals(cluster.rm_url)
-    advisor = None
-    started = time.time()
-    if mode == "on":
-        state = Path(tempfile.mkdtemp(prefix="advisor-", dir=work))
-        advisor = build_live_advisor(advisor_config(cluster, state, checkpoint, interval))
-        threading.Thread(target=advisor.run_forever, args=(interval,), daemon=True).start()
-    elif mode == "ceiling":
-        set_nodes(writer, {n: (int(m * OVERCOMMIT), int(v * OVERCOMMIT))
-                           for n, (m, v) in totals.items()})
-    sampler = Sampler(cluster.rm_url)
-    sampler.start()
-    try:
-        apps = run_batch(cluster)
-    finally:
-        sampler.done.set()
-        if mode == "ceiling":
-            set_nodes(writer, totals)
-    out = {"mode": mode, **figures(cluster, apps, sampler, totals)}
-    if advisor is not None:
-        advisor.stop()
-        time.sleep(interval + 1)
-        out |= after_advisor(advisor, writer, cluster.rm_url, started)
-    if node_totals(cluster.rm_url) != totals:
-        raise RuntimeError(f"the {mode} run left node resources changed")
+FIELDS = ("makespan_s", "mean_jct_s", "allocated_utilization", "kills", "wasted_container_s")
+
+
+def medians(rs: list[dict[str, Any]]) -> dict[str, Any]:
+    if not rs:
+        return {}
+    return {k: statistics.median(r[k] for r in rs) for k in FIELDS} | {"runs": len(rs)}
+
+
+def summarize(runs: list[dict[str, Any]], interval: float) -> dict[str, Any]:
+    by = {m: [r for r in runs if r["mode"] == m] for m in ("off", "on", "ceiling")}
+    out: dict[str, Any] = {m: medians(rs) for m, rs in by.items()}
+    out["on_cold"] = medians([r for r in by["on"] if r["cold"]])
+    out["on_warm"] = medians([r for r in by["on"] if not r["cold"]])
+    off, on, ceil = (out[m].get("makespan_s") for m in ("off", "on", "ceiling"))
+    if off and on and ceil:
+        out["makespan_gain"] = 1 - on / off
+        out["ceiling_gain"] = 1 - ceil / off
+        out["share_of_ceiling"] = (off - on) / (off - ceil) if off > ceil else None
+    cycles = [r["cycle_s"] for r in by["on"] if r.get("cycle_s") is not None]
+    out["cycle_s"] = statistics.median(cycles) if cycles else None
+    out["interval_s"] = interval
+    out["nodes"] = 2
+    out["runs"] = runs
     return out
 
 
-def after_advisor(advisor: Any, writer: RMWriter, rm_url: str, started: float
-                  ) -> dict[str, Any]:
-    """What the advisor did, the journal checked against the RM, then rolled back."""
-    actuator = advisor.actuator
-    actions: dict[str, int] = {}
-    for (kind, policy, outcome), n in actuator.totals.items():
-        key = f"{policy} {kind.value} {outcome}"
-        actions[key] = actions.get(key, 0) + n
-    last: dict[str, Any] = {}
-    for a in actuator.journal.actions():
-        if (a.ts >= started and a.outcome == "applied" and a.kind is Kind.UPDATE_NODE_RESOURCE
-                and isinstance(a.value, dict)):
-            last[a.target] = a.value
-    rm_now = node_totals(rm_url)
-    disagree = [n for n, v in last.items()
-                if (v["memory_mb"], v["vcores"]) != rm_now.get(n)]
-    undo = rollback(actuator.journal, writer, select(actuator.journal.actions(),
-                                                     since=started))
-    return {"actions": actions, "journal_rm_disagree": disagree,
-            "rolled_back": len(undo)}
-
-
-def medians(runs: list[dict[str, Any]], mode: str) -> dict[str, float]:
-    rs = [r for r in runs if r["mode"] == mode]
-    keys = ("makespan_s", "mean_jct_s", "allocated_utilization", "allocated_vcore_utilization",
-            "kills", "wasted_container_s")
-    return {k: statistics.median(r[k] for r in rs) for k in keys}
-
-
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--runs", type=int, default=3, help="rounds of off, on, ceiling")
+    ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
+    ap.add_argument("--runs", type=int, default=3, help="runs per mode (>= 3 for medians)")
     ap.add_argument("--interval", type=float, default=5.0, help="advisor cycle (s)")
-    ap.add_argument("--modes", default="off,on,ceiling", help="modes run in each round")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    ap.add_argument("--log", type=Path, default=None, help="append each run as a JSON line")
     args = ap.parse_args(argv)
-    modes = [m for m in args.modes.split(",") if m]
-    if args.runs < 1 or not set(modes) <= {"off", "on", "ceiling"}:
-        ap.error("--runs >= 1 and --modes among off,on,ceiling")
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the cluster on TERM too
     work = Path(tempfile.mkdtemp(prefix="bench-gain-"))
     checkpoint = work / "classifier.json"
     cluster = MiniCluster(work / "cluster")
     t0 = time.monotonic()
     cluster.start()
     print(f"mini cluster up in {time.monotonic() - t0:.0f}s at {cluster.rm_url}", file=sys.stderr)
-    writer = RMWriter(build_sensor(advisor_config(cluster, work, checkpoint, 5)).connectors.rm)
     runs: list[dict[str, Any]] = []
     try:
+        elastic_queues(cluster, work)
         for i in range(args.runs):
-            for mode in modes:
-                r = one_run(cluster, mode, args.interval, work, checkpoint, writer)
-                r["round"] = i + 1
+            for mode in ("off", "on", "ceiling"):
+                r = one_run(cluster, mode, args.interval, work, checkpoint) | {"pair": i + 1}
                 runs.append(r)
-                print(f"round {i + 1} {mode:>7}: makespan {r['makespan_s']:.1f}s, mean JCT "
-                      f"{r['mean_jct_s']:.1f}s, allocated memory "
-                      f"{r['allocated_utilization']:.1%}, kills {r['kills']}, failed "
-                      f"{r['failed']}, actions {r.get('actions', {})}",
+                if args.log:
+                    with args.log.open("a") as fh:
+                        fh.write(json.dumps(r, sort_keys=True) + "\n")
+                extra = {k: r[k] for k in ("cold", "cycles", "actions", "rules",
+                                           "journal_rm_disagree", "rolled_back") if k in r}
+                print(f"run {i + 1} {mode:>7}: makespan {r['makespan_s']:.1f}s, mean JCT "
+                      f"{r['mean_jct_s']:.1f}s, allocated {r['allocated_utilization']:.1%}, "
+                      f"kills {r['kills']} ({r['wasted_container_s']:.0f} s), failed "
+                      f"{r['failed']}, RM restored {r['rm_restored']} {extra}",
                       file=sys.stderr, flush=True)
     finally:
         cluster.stop()
-    out: dict[str, Any] = {m: medians(runs, m) for m in modes}
-    out |= {"nodes": 2, "cycle_s": args.interval, "rounds": args.runs, "runs": runs}
-    if {"off", "on", "ceiling"} <= set(modes):
-        off, on, ceil = (out[m]["makespan_s"] for m in ("off", "on", "ceiling"))
-        out["gain"] = {"makespan_on_vs_off": round(1 - on / off, 4),
-                       "share_of_ceiling": round((off - on) / (off - ceil), 4)
-                       if off > ceil else None}
+    summary = summarize(runs, args.interval)
     if args.json:
-        print(json.dumps(out, sort_keys=True))
-    else:
-        print(f"{'mode':8} {'makespan (s)':>13} {'mean JCT (s)':>13} {'alloc memory':>13} "
-              f"{'kills':>6}   medians of {args.runs} round(s)")
-        for m in modes:
-            f = out[m]
-            print(f"{m:8} {f['makespan_s']:13.1f} {f['mean_jct_s']:13.1f} "
-                  f"{f['allocated_utilization']:13.1%} {f['kills']:6.0f}")
-        if "gain" in out:
-            print(f"makespan on vs off: {out['gain']['makespan_on_vs_off']:.1%}; share of the "
-                  f"ceiling's gain: {out['gain']['share_of_ceiling']}")
+        print(json.dumps(summary, sort_keys=True))
+        return 0
+    print(f"{'mode':9} {'makespan (s)':>13} {'mean JCT (s)':>13} {'allocated':>10} "
+          f"{'kills':>6} {'wasted (s)':>11}   medians of {args.runs} runs")
+    for mode in ("off", "on", "on_cold", "on_warm", "ceiling"):
+        m = summary[mode]
+        if m:
+            print(f"{mode:9} {m['makespan_s']:13.1f} {m['mean_jct_s']:13.1f} "
+                  f"{m['allocated_utilization']:10.1%} {m['kills']:6.0f} "
+                  f"{m['wasted_container_s']:11.0f}")
+    if "makespan_gain" in summary:
+        share = summary["share_of_ceiling"]
+        print(f"advisor gain {summary['makespan_gain']:.1%}, ceiling gain "
+              f"{summary['ceiling_gain']:.1%}, share of the ceiling "
+              f"{'n/a' if share is None else f'{share:.0%}'}; cycle "
+              f"{summary['cycle_s']:.2f}s every {args.interval:.0f}s")
     return 0
 
 

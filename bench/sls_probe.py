@@ -42,7 +42,7 @@ from slsrun import SlsCluster  # noqa: E402
 from slswatch import Sampler, figures, utilization_profile  # noqa: E402
 from workload import TraceSpec, summary_dict  # noqa: E402
 
-from yarn_advisor.advisor.sense import Sensor  # noqa: E402
+from yarn_advisor.advisor.daemon import Sensor  # noqa: E402
 from yarn_advisor.advisor.wiring import build_sensor  # noqa: E402
 from yarn_advisor.config.schema import load  # noqa: E402
 

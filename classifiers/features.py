@@ -160,17 +160,20 @@ def features(props: TaskProps) -> tuple[str, ...]:
 
 
 def props_from_live(
-    task: Task, job: MRJob | None = None, app: App | None = None, memory_mb: int = -1
+    task: Task, job: MRJob | None = None, app: App | None = None, memory_mb: int = -1,
+    look_up: bool = True,
 ) -> TaskProps:
     """Properties of a live MapReduce task (AM / JobHistory view).
 
     ``memory_mb`` is the container size when the caller knows it (the
-    container's allocation); otherwise the app's pending request of the
-    task's stage is used, if any.
+    container's allocation); otherwise (and with ``look_up``) the app's pending
+    request of the task's stage is used, if any. A caller scoring many tasks of
+    one app looks that up once (:func:`request_memory`) and passes ``look_up``
+    False: the requests of a big app are many.
     """
     stage = task.type.upper() or UNKNOWN
-    if memory_mb <= 0 and app is not None:
-        memory_mb = _request_memory(app.resource_requests, stage)
+    if memory_mb <= 0 and app is not None and look_up:
+        memory_mb = request_memory(app.resource_requests, stage)
     return TaskProps(
         framework=_framework(app),
         app=_app(app, job),
@@ -211,7 +214,8 @@ def _job_progress(job: MRJob | None, stage: str) -> str:
     return progress_bucket(job.maps_completed, job.maps_total, waiting)
 
 
-def _request_memory(requests: Sequence[ResourceRequest], stage: str) -> int:
+def request_memory(requests: Sequence[ResourceRequest], stage: str) -> int:
+    """The memory of a stage's ``*`` requests when they agree on one size, else -1."""
     sizes = {
         rr.capability.memory_mb
         for rr in requests

@@ -24,9 +24,11 @@ from dataclasses import dataclass, field
 from yarn_advisor.advisor.model import App, MRJob, Snapshot, Task
 from yarn_advisor.classifiers.features import (
     MR_PRIORITY_STAGE,
+    TaskProps,
     features,
     props_for_request,
     props_from_live,
+    request_memory,
 )
 from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
 
@@ -143,9 +145,17 @@ class LiveTaskClassifier:
         current progress; tasks sharing properties are scored once."""
         apps = {a.id: a for a in snap.apps}
         jobs = {j.id: j for j in snap.jobs}
-        return self.model.predict_many(
-            features(props_from_live(t, jobs.get(t.job_id), apps.get(t.app_id))) for t in tasks
-        )
+        asked: dict[tuple[str, str], int] = {}  # one look at an app's requests per stage
+
+        def props(t: Task) -> TaskProps:
+            app = apps.get(t.app_id)
+            key = (t.app_id, t.type.upper())
+            if app is not None and key not in asked:
+                asked[key] = request_memory(app.resource_requests, key[1])
+            return props_from_live(t, jobs.get(t.job_id), app, asked.get(key, -1),
+                                   look_up=False)
+
+        return self.model.predict_many(features(props(t)) for t in tasks)
 
     def pending_tasks(self, snap: Snapshot) -> list[Task]:
         """The MapReduce tasks of the snapshot still waiting for a container."""

@@ -225,6 +225,41 @@ class ActuatorSettings(ConfigModel):
             limits.max_actions_per_target is None else limits.max_actions_per_target
 
 
+class ZooKeeperAuth(ConfigModel):
+    """How the advisor authenticates to ZooKeeper; its znodes are then ACL'd to that user."""
+
+    method: Literal["none", "digest", "sasl"] = "none"
+    user: str | None = None  # digest and sasl DIGEST-MD5
+    password_file: str | None = None  # digest and sasl DIGEST-MD5: one line, the password
+    sasl_mechanism: Literal["GSSAPI", "DIGEST-MD5"] = "GSSAPI"
+    sasl_service: str = "zookeeper"
+    principal: str | None = None  # sasl GSSAPI: the advisor's principal (ticket cache/keytab)
+
+    @model_validator(mode="after")
+    def _complete(self) -> ZooKeeperAuth:
+        needs_password = self.method == "digest" or (
+            self.method == "sasl" and self.sasl_mechanism == "DIGEST-MD5")
+        if needs_password and not (self.user and self.password_file):
+            raise ValueError(f"{self.method} needs user and password_file")
+        return self
+
+
+class ZooKeeper(ConfigModel):
+    hosts: str = Field(min_length=1)  # connect string: zk1:2181,zk2:2181,zk3:2181[/chroot]
+    path: str | None = Field(None, pattern=r"^/.*[^/]$")  # None: /yarn-advisor/<cluster_name>
+    session_timeout_s: float = Field(10.0, ge=0.4, le=600)
+    connect_timeout_s: float = Field(15.0, gt=0)
+    auth: ZooKeeperAuth = ZooKeeperAuth()
+
+
+class Ha(ConfigModel):
+    """Two advisors, one writer: leader election and shared state in ZooKeeper."""
+
+    zookeeper: ZooKeeper
+    cluster_name: str = Field("default", pattern=r"^[A-Za-z0-9._-]+$")
+    advisor_id: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]+$")
+
+
 class PolicySection(ConfigModel):
     """One policy's section; ``params`` is that policy's own ``Params`` model.
     An empty section (``haste:`` with nothing under it) means all defaults."""
@@ -269,6 +304,7 @@ class AdvisorConfig(ConfigModel):
     logging: Logging = Logging()
     actuator: ActuatorSettings = ActuatorSettings()
     policies: Policies = Policies()
+    ha: Ha | None = None  # None: this advisor runs alone
 
     def redacted(self) -> dict[str, Any]:
         """The configuration as JSON, with the user and password of every URL hidden

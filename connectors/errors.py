@@ -9,7 +9,14 @@ cycle; nothing below it is allowed to escape as a ``requests`` exception::
      ├── StandbyError          the RM is standby, or no RM is active
      ├── HTTPStatusError       a non-2xx answer (status and body kept)
      │    └── AuthError        401 / 403
-     └── ParseError            garbled, truncated or wrongly shaped body
+     ├── ParseError            garbled, truncated or wrongly shaped body
+     ├── ConflictError         a compare-and-set lost (ZooKeeper state version)
+     │    └── NotLeaderError   a write fenced on leadership this advisor lost
+     └── ZooKeeperAuthError    SASL refused, or a ZooKeeper ACL denies us
+
+ZooKeeper (connectors/zookeeper.py) maps onto the same tree: no server or no
+quorum, a lost connection or an expired session is UnavailableError; a
+corrupt or incompatible stored state is ParseError.
 """
 
 from __future__ import annotations
@@ -73,3 +80,21 @@ class ParseError(ConnectorError):
     """The body is not the JSON shape that endpoint returns."""
 
     reason = "parse"
+
+
+class ConflictError(ConnectorError):
+    """A compare-and-set lost: the stored version is not the one expected."""
+
+    reason = "conflict"
+
+
+class NotLeaderError(ConflictError):
+    """A write fenced on leadership that this advisor no longer holds."""
+
+    reason = "not_leader"
+
+
+class ZooKeeperAuthError(ConnectorError):
+    """ZooKeeper refused our SASL credentials, or an ACL denies this client."""
+
+    reason = "auth"

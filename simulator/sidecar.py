@@ -97,16 +97,19 @@ def run_sidecar(wl: Workload, scheduler: str | Scheduler | None = None,
                      None, sample_ms)
         # the daemon checkpoints its model every cycle; with nothing to start from and
         # no run after this one, that is only cost (16 % of the first 400 SWIM jobs)
-        carried = str(checkpoint) if checkpoint.is_file() or warm else None
-        return _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/run", carried),
-                        progress, sample_ms)
+        carried = checkpoint.is_file() or warm > 0
+        return _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/run", str(checkpoint)),
+                        progress, sample_ms, persist=carried)
 
 
 def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfig,
-             progress: Progress | None, sample_ms: int) -> tuple[Report, AdvisorTally, Simulation]:
+             progress: Progress | None, sample_ms: int, persist: bool = True
+             ) -> tuple[Report, AdvisorTally, Simulation]:
+    """One measured (or warm-up) run; ``persist`` False: the classifier starts empty
+    and keeps no checkpoint (nothing to start from, no run after this one)."""
     sim = Simulation(wl, scheduler=scheduler, mode="sidecar", sample_ms=sample_ms)
     writer = SimWriter(sim)
-    advisor = build_advisor(conf, SimSensor(sim), writer, persist=True, snapshot_clock=True)
+    advisor = build_advisor(conf, SimSensor(sim), writer, persist=persist, snapshot_clock=True)
     tally = AdvisorTally()
     interval_ms = max(1000, int(conf.sense.interval_s * 1000))
 

@@ -37,12 +37,11 @@ RUN_TIMEOUT_S = 120.0
 # metric or label is not exported, or its series appear only after an event
 # the replay does not have. Each entry says what the advisor needs.
 PENDING = {
-    # the HA metrics come with leader election on ZooKeeper (advisor/ha_metrics.py)
-    # (another branch adds them; remove these entries once it is merged)
-    "yarn_advisor_leader{": "leader gauge (HA; 1 when the advisor runs alone)",
-    "yarn_advisor_zookeeper_session_state{": "ZooKeeper session state (HA)",
-    "yarn_advisor_state_bytes{": "size of the replicated state (HA)",
-    "yarn_advisor_state_checkpoint_age_seconds{": "state checkpoint age (HA)",
+    # advisor/ha_metrics.py exports these only with HA on ZooKeeper (a session);
+    # the replay runs alone (yarn_advisor_leader is 1 then, and returns data)
+    "yarn_advisor_zookeeper_session_state{": "ZooKeeper session state (HA only)",
+    "yarn_advisor_state_bytes{": "size of the replicated state (HA only)",
+    "yarn_advisor_state_checkpoint_age_seconds{": "state checkpoint age (HA only)",
 }
 # A query containing one of these may return nothing early in the run (its
 # series appear with the first event) but must return data at the end: the

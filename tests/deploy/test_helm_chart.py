@@ -152,16 +152,17 @@ def test_rendered_config_is_accepted_by_the_advisor(
     docs = default_docs if which == "default" else full_docs
     cfg = advisor_config(docs)
     port = one(docs, "Service")["spec"]["ports"][0]["port"]
-    # the HA keys (DESIGN: ha.zookeeper.*) are not in the configuration schema yet
-    ha = cfg.pop("ha", None)
     path = tmp_path / "advisor.yaml"
     path.write_text(yaml.safe_dump(cfg))
     loaded = load_config(path)  # ConfigError on any unknown key or bad value (policies too)
     assert (loaded.server.host, loaded.server.port) == ("0.0.0.0", port)
     assert str(loaded.state_dir) == "/var/lib/yarn-advisor"
+    assert (loaded.ha is not None) == (which == "full")  # ha.enabled renders ha.zookeeper
     if which == "full":
-        assert ha == {"zookeeper": {"hosts": "zk-0.zk:2181,zk-1.zk:2181,zk-2.zk:2181",
-                                    "path": "/yarn-advisor/prod", "session_timeout_s": 15}}
+        assert loaded.ha is not None
+        zk = loaded.ha.zookeeper
+        assert (zk.hosts, zk.path, zk.session_timeout_s) == (
+            "zk-0.zk:2181,zk-1.zk:2181,zk-2.zk:2181", "/yarn-advisor/prod", 15)
         assert loaded.rm.auth.method == "kerberos"
         assert loaded.rm.auth.principal == "yarn-advisor@EXAMPLE.COM"
         mounted = {m["mountPath"] for m in one(docs, "Deployment")["spec"]["template"]["spec"]

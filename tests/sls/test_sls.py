@@ -22,7 +22,11 @@ import pytest
 from slsrun import SlsCluster
 from workload import TraceJob, TraceSpec, make_nodes
 
-from yarn_advisor.advisor.wiring import build_sensor, http_client
+from yarn_advisor.advisor.actuator import open_journal
+from yarn_advisor.advisor.policies import params_models
+from yarn_advisor.advisor.recommendation import Kind
+from yarn_advisor.advisor.report import CycleReport
+from yarn_advisor.advisor.wiring import build_advisor, build_sensor, http_client
 from yarn_advisor.config.schema import load
 from yarn_advisor.connectors.errors import ConnectorError
 from yarn_advisor.connectors.jmx import JmxClient
@@ -31,6 +35,7 @@ from yarn_advisor.connectors.rm import RMClient
 from yarn_advisor.connectors.rm_write import RMWriter
 
 pytestmark = pytest.mark.cluster
+ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
 
@@ -124,6 +129,35 @@ def test_one_sense_cycle_sees_every_node_and_queue(sls_cluster: SlsCluster) -> N
     n = snap.nodes[0]
     assert n.utilization is not None
     assert n.utilization.node_pmem_mb == round(n.total.memory_mb * c.nm_utilization_ratio)
+
+
+def test_one_enforce_advisor_cycle_senses_every_node_and_its_priorities_hold(
+        sls_cluster: SlsCluster, tmp_path: Path) -> None:
+    """The daemon as bench/bench_gain_sls.py runs it (examples/sls-gain.yaml, enforce):
+    one cycle's snapshot has all 500 nodes, and every priority its actuator applied
+    is what SLS's RM now shows for that app, as the journal says."""
+    c = sls_cluster
+    wait_until(lambda: len(apps_in(c, "ACCEPTED")) >= 2, "apps waiting for an AM")
+    cfg = load(ROOT / "examples" / "sls-gain.yaml",
+               {"rm": {"urls": [c.rm_url]}, "state_dir": str(tmp_path)}, params_models())
+    sensor = build_sensor(cfg)
+    writer = RMWriter(sensor.connectors.rm, cfg.actuator.overcommit_timeout_ms)
+    advisor = build_advisor(cfg, sensor, writer, persist=False)
+    def applied_cycle() -> CycleReport | None:
+        r = advisor.run_once()
+        return r if any(outcome == "applied" for _, _, outcome in r.actions) else None
+
+    report = wait_until(applied_cycle, "a cycle that applied an action", timeout=90, every=2)
+    snap = report.snapshot
+    assert report.outcome == "ok" and snap is not None
+    assert len(snap.nodes) == c.nodes == 500
+    assert {n.host for n in snap.nodes} == {n.host for n in make_nodes(c.nodes, c.racks)}
+    applied = [a for a in open_journal(cfg).actions() if a.outcome == "applied"]
+    assert applied, f"nothing applied: {dict(report.actions)}"
+    assert {a.kind for a in applied} == {Kind.SET_APP_PRIORITY}
+    for a in applied:  # the RM holds what the journal says (read directly, not by the writer)
+        assert app(c, a.target)["priority"] == int(a.value), a
+        assert a.previous != a.value
 
 
 def test_apps_start_at_their_trace_times_and_keep_their_times(sls_cluster: SlsCluster) -> None:

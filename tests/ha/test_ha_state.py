@@ -1,0 +1,122 @@
+"""The state a leader hands over (advisor/ha_state.py) and the HA metrics, without ZooKeeper.
+
+Advisors replay the recorded mini cluster, so the classifier and the policies
+hold real learned state; the hand-over goes through the same bytes that
+ZooKeeper stores.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+from prometheus_client import generate_latest
+from prometheus_client.registry import CollectorRegistry
+
+from yarn_advisor.advisor.daemon import Advisor
+from yarn_advisor.advisor.ha_metrics import ALONE, HaCollector, HaStatus
+from yarn_advisor.advisor.ha_state import export_parts, restore_parts
+from yarn_advisor.advisor.journal import Entry, Phase
+from yarn_advisor.advisor.recommendation import Kind
+from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
+from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.connectors.replay import open_recording
+
+WRITER = {"advisor": "a", "identity": "a:1", "journal": "/var/journal.a.jsonl"}
+
+
+def advisor(recording_dir: Path, cycles: int, **overrides: object) -> Advisor:
+    recording = open_recording(recording_dir)
+    adv = replay_advisor(recording, load_config(None, dict(overrides)))
+    for _ in itertools.islice(replay_cycles(adv, recording), cycles):
+        pass
+    return adv
+
+
+def test_a_new_leader_takes_every_part_as_it_was_saved(recording_dir: Path) -> None:
+    old = advisor(recording_dir, 40)  # the whole recording: the classifier has learned
+    old.actuator._times[(Kind.SET_APP_PRIORITY, "application_1_0001")] = [1000.0, 1100.0]
+    old.actuator._holds[(Kind.MOVE_APP_QUEUE, "application_1_0002")] = 5000.0
+    old.actuator._origins[(Kind.SET_APP_PRIORITY, "application_1_0001")] = 0
+    last = [Entry(id="x1", phase=Phase.INTENT, kind=Kind.SET_APP_PRIORITY,
+                  target="application_1_0001", policy="haste", value=5, previous=0, ts=1100.0)]
+    parts = export_parts(old, WRITER, last)
+    assert set(parts) == {"classifier", "policies", "actuator"}
+    assert old.classifier is not None and old.classifier.live.model.to_dict()["counts"]
+
+    new = advisor(recording_dir, 1)  # a follower that observed less
+    assert export_parts(new, WRITER, last) != parts
+    assert restore_parts(new, parts) == {}
+    again = export_parts(new, WRITER, last)
+    for name in ("classifier", "policies"):
+        assert again[name] == parts[name]  # byte for byte
+    saved = json.loads(parts["actuator"])
+    assert {**json.loads(again["actuator"]), "saved_at": 0} == {**saved, "saved_at": 0}
+    assert saved["writer"] == WRITER and saved["last_actions"][0]["id"] == "x1"
+
+
+def test_restored_actuator_memory_is_merged_never_forgotten(recording_dir: Path) -> None:
+    old, new = advisor(recording_dir, 1), advisor(recording_dir, 1)
+    key = (Kind.SET_APP_PRIORITY, "application_1_0001")
+    old.actuator._times[key] = [1000.0]
+    new.actuator._times[key] = [900.0, 1000.0]  # its own journal knew of one more
+    assert restore_parts(new, export_parts(old, WRITER, [])) == {}
+    assert new.actuator._times[key] == [900.0, 1000.0]
+
+
+@pytest.mark.parametrize(("part", "raw", "why"), [
+    ("policies", b"{not json", "JSONDecodeError"),
+    ("policies", b'{"format": 99, "states": {}}', "not format 1"),
+    ("actuator", b'{"format": 1, "times": [["no_such_kind", "t", [1]]], "holds": [],'
+                 b' "origins": []}', "no_such_kind"),
+])
+def test_a_bad_part_is_reported_and_left_out(recording_dir: Path, part: str, raw: bytes,
+                                             why: str) -> None:
+    adv = advisor(recording_dir, 2)
+    before = export_parts(adv, WRITER, [])
+    problems = restore_parts(adv, {part: raw})
+    assert list(problems) == [part] and why in problems[part]
+    assert unsaved(export_parts(adv, WRITER, [])) == unsaved(before)
+
+
+def test_a_classifier_of_another_threshold_starts_fresh(recording_dir: Path) -> None:
+    other = advisor(recording_dir, 2, classifier={"threshold_s": 30.0})
+    adv = advisor(recording_dir, 2)
+    before = export_parts(adv, WRITER, [])
+    problems = restore_parts(adv, {"classifier": export_parts(other, WRITER, [])["classifier"]})
+    assert "threshold" in problems["classifier"]
+    assert unsaved(export_parts(adv, WRITER, [])) == unsaved(before)
+
+
+def unsaved(parts: dict[str, bytes]) -> dict[str, object]:
+    """The parts without the actuator's save time."""
+    return {name: {**json.loads(raw), "saved_at": 0} for name, raw in parts.items()}
+
+
+def scrape(status: HaStatus, now: float = 1000.0) -> dict[str, float]:
+    registry = CollectorRegistry()
+    registry.register(HaCollector(lambda: status, clock=lambda: now))
+    out = {}
+    for line in generate_latest(registry).decode().splitlines():
+        if not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            out[name] = float(value)
+    return out
+
+
+def test_metrics_alone_leader_and_follower() -> None:
+    assert scrape(ALONE) == {"yarn_advisor_leader": 1.0}
+    leader = scrape(HaStatus("leader", "CONNECTED", 2048, 990.0))
+    assert leader == {
+        "yarn_advisor_leader": 1.0,
+        'yarn_advisor_zookeeper_session_state{state="CONNECTED"}': 1.0,
+        'yarn_advisor_zookeeper_session_state{state="SUSPENDED"}': 0.0,
+        'yarn_advisor_zookeeper_session_state{state="LOST"}': 0.0,
+        "yarn_advisor_state_bytes": 2048.0,
+        "yarn_advisor_state_checkpoint_age_seconds": 10.0}
+    suspended = scrape(HaStatus("suspended", "SUSPENDED"))
+    assert suspended["yarn_advisor_leader"] == 0.0
+    assert suspended['yarn_advisor_zookeeper_session_state{state="SUSPENDED"}'] == 1.0
+    assert "yarn_advisor_state_checkpoint_age_seconds" not in suspended
