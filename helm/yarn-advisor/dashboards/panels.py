@@ -343,6 +343,14 @@ HEALTH = Board(
             ts("ResourceManager HA state", "The state each configured RM is in.",
                q(f'{m("rm_ha_state")} == 1', "{{rm}} {{state}}")),
         )),
+        Row("High availability", (
+            ts("ZooKeeper session state", "The state of the advisor's ZooKeeper session (HA).",
+               q(f'{m("zookeeper_session_state")} == 1', "{{state}}")),
+            ts("Replicated state size", "Bytes of the advisor's state kept in ZooKeeper (HA).",
+               q(m("state_bytes"), "state"), unit="bytes"),
+            ts("State checkpoint age", "Seconds since the state was last checkpointed (HA).",
+               q(m("state_checkpoint_age_seconds"), "age"), unit="s"),
+        )),
     ),
 )
 
