@@ -36,13 +36,7 @@ RUN_TIMEOUT_S = 120.0
 # A query containing one of these is expected to return nothing (yet): the
 # metric or label is not exported, or its series appear only after an event
 # the replay does not have. Each entry says what the advisor needs.
-PENDING = {
-    # advisor/ha_metrics.py exports these only with HA on ZooKeeper (a session);
-    # the replay runs alone (yarn_advisor_leader is 1 then, and returns data)
-    "yarn_advisor_zookeeper_session_state{": "ZooKeeper session state (HA only)",
-    "yarn_advisor_state_bytes{": "size of the replicated state (HA only)",
-    "yarn_advisor_state_checkpoint_age_seconds{": "state checkpoint age (HA only)",
-}
+PENDING: dict[str, str] = {}
 # A query containing one of these may return nothing early in the run (its
 # series appear with the first event) but must return data at the end: the
 # advisor should export these series at 0 from its first cycle on.

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -107,7 +108,10 @@ def scrape(status: HaStatus, now: float = 1000.0) -> dict[str, float]:
 
 
 def test_metrics_alone_leader_and_follower() -> None:
-    assert scrape(ALONE) == {"yarn_advisor_leader": 1.0}
+    alone = scrape(ALONE)
+    assert alone["yarn_advisor_leader"] == 1.0 and alone["yarn_advisor_state_bytes"] == 0.0
+    assert {v for k, v in alone.items() if "session_state" in k} == {0.0}
+    assert math.isnan(alone["yarn_advisor_state_checkpoint_age_seconds"])
     leader = scrape(HaStatus("leader", "CONNECTED", 2048, 990.0))
     assert leader == {
         "yarn_advisor_leader": 1.0,
@@ -119,4 +123,4 @@ def test_metrics_alone_leader_and_follower() -> None:
     suspended = scrape(HaStatus("suspended", "SUSPENDED"))
     assert suspended["yarn_advisor_leader"] == 0.0
     assert suspended['yarn_advisor_zookeeper_session_state{state="SUSPENDED"}'] == 1.0
-    assert "yarn_advisor_state_checkpoint_age_seconds" not in suspended
+    assert math.isnan(suspended["yarn_advisor_state_checkpoint_age_seconds"])

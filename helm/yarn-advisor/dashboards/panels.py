@@ -344,8 +344,9 @@ HEALTH = Board(
                q(f'{m("rm_ha_state")} == 1', "{{rm}} {{state}}")),
         )),
         Row("High availability", (
-            ts("ZooKeeper session state", "The state of the advisor's ZooKeeper session (HA).",
-               q(f'{m("zookeeper_session_state")} == 1', "{{state}}")),
+            ts("ZooKeeper session state", "1 for the current state of the advisor's ZooKeeper "
+               "session (HA); every state 0: the advisor runs alone.",
+               q(m("zookeeper_session_state"), "{{state}}"), stacked=True),
             ts("Replicated state size", "Bytes of the advisor's state kept in ZooKeeper (HA).",
                q(m("state_bytes"), "state"), unit="bytes"),
             ts("State checkpoint age", "Seconds since the state was last checkpointed (HA).",
