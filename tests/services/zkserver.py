@@ -127,7 +127,7 @@ class ZooKeeperServer:
             jaas_file.write_text("Server {\n  org.apache.zookeeper.server.auth.DigestLoginModule "
                                  f"required{users};\n}};\n")
             jaas = [f"-Djava.security.auth.login.config={jaas_file}"]
-        cmd = [java(), "-Xmx384m", *jaas, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        cmd = [java(), "-Xmx1024m", *jaas, "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                "-Dorg.slf4j.simpleLogger.showDateTime=true",
                "-Dorg.slf4j.simpleLogger.dateTimeFormat=HH:mm:ss.SSS",
                "-Dzookeeper.admin.enableServer=false",
