@@ -21,6 +21,7 @@ from yarn_advisor.advisor.policies.opera.inputs import (
     node_inputs,
     pending_groups,
 )
+from yarn_advisor.advisor.policies.opera.overflow import overflow
 from yarn_advisor.advisor.policies.opera.params import NAME, Params
 from yarn_advisor.advisor.policies.opera.state import Reservation, State
 from yarn_advisor.advisor.policies.prism.state import State as PrismState
@@ -48,7 +49,7 @@ def advise(snapshot: Snapshot, state: State, params: Params,
     headroom = prism.idle_headroom if isinstance(prism, PrismState) else {}
     now = snapshot.taken_at
     mem_only = memory_only(snapshot, params.resource_calculator)
-    nodes = node_inputs(snapshot, state.bases, headroom)
+    nodes = node_inputs(snapshot, state.bases, headroom, params.settle_s)
     groups = pending_groups(snapshot, predictions if isinstance(predictions, Predictions)
                             else None, params.min_confidence, mem_only,
                             any_task=params.lend_to == "any")
@@ -62,6 +63,9 @@ def advise(snapshot: Snapshot, state: State, params: Params,
     demands = [g.task.demand for g in groups]
     demands += [r.task.demand for v in reserved.values() for r in v]
     min_demand = (min(d[0] for d in demands), min(d[1] for d in demands)) if demands else None
+    room_takes = 0
+    if params.lend_only_overflow and min_demand is not None:
+        room_takes = _cap_to_overflow(nodes, groups, min_demand, mem_only)
 
     out: list[Recommendation] = []
     nxt = _Next()
@@ -104,7 +108,33 @@ def advise(snapshot: Snapshot, state: State, params: Params,
                           hold)
         if res:
             nxt.reservations[nid] = tuple((r.task.key, r.skip) for r in res)
-    return PolicyResult(tuple(out), nxt.state(now, len(nodes), len(groups)))
+    return PolicyResult(tuple(out), nxt.state(now, len(nodes), len(groups), room_takes))
+
+
+def _cap_to_overflow(nodes: list[NodeIn], groups: list[Group], min_demand: oc.Vec,
+                     mem_only: bool) -> int:
+    """Lend only what the partition's unallocated room cannot take (see ``overflow``):
+    a group that fits there entirely is not eligible this cycle, the others may lend
+    at most their overflow. Returns how many eligible tasks were left to free room."""
+    rooms: dict[str, list[oc.Vec]] = {}
+    for n in nodes:
+        ga = oc.guaranteed_available(n.base, n.normal_demand)
+        rooms.setdefault(n.partition, []).append((ga[0], INF) if mem_only else ga)
+    by_part: dict[str, list[Group]] = {}
+    for g in groups:
+        by_part.setdefault(g.partition, []).append(g)
+    kept = 0
+    for part, gs in by_part.items():
+        if not any(g.task.eligible for g in gs):
+            continue
+        left = overflow(rooms.get(part, ()), gs, min_demand)
+        for g in gs:
+            if g.task.eligible:
+                g.lend_cap = left[g.key]
+                kept += g.left - left[g.key]
+                if g.lend_cap <= 0:
+                    g.task = oc.Task(g.task.key, g.task.demand, False)
+    return kept
 
 
 class _Next:
@@ -117,8 +147,9 @@ class _Next:
         self.lent: dict[str, tuple[int, int]] = {}
         self.lent_at: dict[str, int] = {}
 
-    def state(self, now: int, nodes: int, groups: int) -> State:
+    def state(self, now: int, nodes: int, groups: int, left_to_room: int) -> State:
         stats = {"nodes": nodes, "pending_groups": groups, "nodes_lending": len(self.lent),
+                 "short_tasks_left_to_free_room": left_to_room,
                  "nodes_raised": len(self.bases),
                  "reserved_tasks": sum(len(v) for v in self.reservations.values())}
         return State(dict(sorted(self.bases.items())), dict(sorted(self.blocks.items())),

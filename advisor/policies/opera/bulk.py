@@ -126,9 +126,10 @@ def node_update_lend(slot: Slot, groups: deque[Group], short: deque[Group],
         kn = min(g.left, fit_count(t.demand, slot.ga))
         if kn:
             _charge(slot, t, kn, True)
-        ko = min(g.left - kn, fit_count(t.demand, slot.oa)) if t.eligible else 0
+        ko = min(g.left - kn, g.lend_cap, fit_count(t.demand, slot.oa)) if t.eligible else 0
         if ko:
             _charge(slot, t, ko, False)
+            g.lend_cap -= ko
         g.left -= kn + ko
         misses = 0 if kn + ko else misses + 1
         if misses >= MAX_MISSES:  # the node's room fits none of the next groups: enough

@@ -33,6 +33,12 @@ class Params(ConfigModel):
     # short: only tasks the classifier calls short borrow (the paper); any: every
     # pending task may run on measured idle headroom (overcommit by measured use)
     lend_to: Literal["short", "any"] = "short"
+    # lend only to the tasks that the unallocated room of their partition cannot take
+    # this cycle (the RM places the others itself; false: the paper's per-heartbeat Alg 2)
+    lend_only_overflow: bool = True
+    # a container younger than this (or not RUNNING yet) counts its whole allocation as
+    # used: it has not grown to its working size (0: trust the measurement at once)
+    settle_s: float = Field(10.0, ge=0)
     # lend only while measured use + lent stays under this share of C_i (1.0: Eq 4)
     lend_up_to: float = Field(0.8, gt=0, le=1)
     # a node's schedulable capacity never exceeds this multiple of C_i (null: no cap)
