@@ -77,3 +77,17 @@ def test_cli_sidecar_with_a_bad_config_is_one_line(tmp_path: Path,
     err = capsys.readouterr().err
     assert "lend_up_to" in err and "Traceback" not in err
     assert simulate_main([*run, "--warm", "-1"]) == 2
+
+
+def test_opera_lends_nothing_where_tasks_use_what_they_ask() -> None:
+    # lend_to any: no classifier needed; the containers of the burst have not started
+    # when a cycle sees them, and their memory is not idle (the SWIM-day kills)
+    wl = load_workload(Path(__file__).parent / "workloads" / "burst_uses_what_it_asks.yaml")
+    base = Simulation(wl).run()
+    # (every policy on, as by default: the old OPERA raised two nodes at 150 s, and
+    # 5 containers were killed for memory)
+    cfg = load_config(overrides={"policies": {"opera": {"params": {"lend_to": "any"}}}})
+    report, tally, _ = run_sidecar(wl, None, cfg)
+    assert tally.cycles >= 5
+    assert [s for s in tally.sent if s[1] == "update_node_resource"] == []
+    assert report.kills == 0 and report.makespan_s <= base.makespan_s
