@@ -12,7 +12,9 @@ trace (real Rumen job shapes, load 0.9 over 7 minutes) and runs it to the end:
   action in its journal is read back from the RM (``journal_agrees``);
 * ``ceiling``: the priority lever used with hindsight: as each app appears the
   bench sets its priority from its job's critical path in the trace (longest
-  first, LPT, 10 levels), through the same ``RMWriter``.
+  first, LPT, 10 levels), through the same ``RMWriter``;
+* ``ceiling_sjf`` (``--modes``): the same with the least total work first (SJF),
+  the hindsight order for mean job completion time.
 
 Also printed: ``bound_makespan_s``, the makespan no ordering or placement can
 beat on SLS (each job's arrival + its longest map + its longest reduce, as SLS
@@ -72,6 +74,28 @@ def critical_paths(spec: TraceSpec, nodes: int, racks: int) -> dict[str, tuple[f
                    for k in ("map", "reduce")}
         out[p.job_id] = (p.start_ms / 1000, (longest["map"] + longest["reduce"]) / 1000)
     return out
+
+
+def total_work(spec: TraceSpec, nodes: int, racks: int) -> dict[str, float]:
+    """Per trace job: the task-seconds it asks (every task's duration, summed)."""
+    placed, _ = build_trace(make_nodes(nodes, racks), spec)
+    return {p.job_id: sum(t.duration_ms for t in p.job.tasks) / 1000 for p in placed}
+
+
+def quantile_levels(value: dict[str, float], top_is_largest: bool) -> dict[str, int]:
+    """11 priority levels by quantile of ``value``: the top decile gets 10 (the
+    largest values if ``top_is_largest``, else the smallest)."""
+    ranked = sorted(value.values(), reverse=not top_is_largest)
+    n = len(ranked)
+    if not n:
+        return {}
+
+    def level(v: float) -> int:
+        above = sum(1 for q in range(1, MAX_PRIORITY + 1)
+                    if (v >= ranked[n * q // 11] if top_is_largest else v <= ranked[n * q // 11]))
+        return min(MAX_PRIORITY, above)
+
+    return {job: level(v) for job, v in value.items()}
 
 
 def advisor_config(cluster: SlsCluster, state_dir: Path, config: Path) -> AdvisorConfig:
@@ -141,16 +165,12 @@ class AdvisorLoop(threading.Thread):
 
 
 class HindsightPriorities(threading.Thread):
-    """The ceiling: each new app gets the priority of its job's critical-path rank (LPT)."""
+    """A ceiling: each new app gets the priority ``level`` gives its job (from the trace)."""
 
-    def __init__(self, cluster: SlsCluster, paths: dict[str, tuple[float, float]]) -> None:
+    def __init__(self, cluster: SlsCluster, level: dict[str, int]) -> None:
         super().__init__(daemon=True)
         self.cluster = cluster
-        lengths = sorted(cp for _, cp in paths.values())
-        # 11 levels by quantile of the critical path: the longest decile gets 10
-        self.level = {job: min(MAX_PRIORITY, sum(1 for q in range(1, MAX_PRIORITY + 1)
-                                                  if cp >= lengths[len(lengths) * q // 11]))
-                      for job, (_, cp) in paths.items()}
+        self.level = level
         cfg = load(None, {"rm": {"urls": [cluster.rm_url]}})
         self.writer = RMWriter(build_sensor(cfg).connectors.rm)
         self.done: set[str] = set()
@@ -185,6 +205,16 @@ def lost(cluster: SlsCluster) -> dict[str, Any]:
             "wasted_vcore_s": sum(int(a.get("vcoreSeconds") or 0) for a in gone)}
 
 
+def hindsight_levels(mode: str, args: argparse.Namespace) -> dict[str, int]:
+    """``ceiling``: longest critical path first (LPT, for makespan); ``ceiling_sjf``:
+    least total work first (SJF, for mean JCT)."""
+    spec = TraceSpec(window_s=args.window, load=args.load, seed=args.seed)
+    if mode == "ceiling_sjf":
+        return quantile_levels(total_work(spec, args.nodes, args.racks), top_is_largest=False)
+    paths = critical_paths(spec, args.nodes, args.racks)
+    return quantile_levels({j: cp for j, (_, cp) in paths.items()}, top_is_largest=True)
+
+
 def run_one(mode: str, args: argparse.Namespace, paths: dict[str, tuple[float, float]]
             ) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix=f"yarn-sls-gain-{mode}-"))
@@ -200,8 +230,8 @@ def run_one(mode: str, args: argparse.Namespace, paths: dict[str, tuple[float, f
         with Sampler(cluster, every_s=5.0) as sampler:
             if loop:
                 loop.start()
-            if mode == "ceiling":
-                oracle = HindsightPriorities(cluster, paths)
+            if mode.startswith("ceiling"):
+                oracle = HindsightPriorities(cluster, hindsight_levels(mode, args))
                 oracle.start()
             deadline = time.monotonic() + args.timeout
             while not cluster.finished() and time.monotonic() < deadline:
@@ -285,7 +315,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 for m, rs in rows.items()},
     }
     off = out.get("off", {}).get("makespan_s")
-    for m in ("on", "ceiling"):
+    for m in ("on", "ceiling", "ceiling_sjf"):
         if off and m in out:
             out[m]["makespan_gain"] = round(1 - out[m]["makespan_s"] / off, 4)
             out[m]["mean_jct_gain"] = round(1 - out[m]["mean_jct_s"] / out["off"]["mean_jct_s"], 4)
@@ -296,7 +326,7 @@ def report(r: dict[str, Any]) -> None:
     print(f"SLS {r['nodes']} nodes; trace {r['trace']['jobs']} jobs, load "
           f"{r['trace']['offered_load']}; makespan bound (arrival + critical path) "
           f"{r['bound_makespan_s']}s; parallel runs: {r['parallel']}")
-    for m in ("off", "on", "ceiling"):
+    for m in ("off", "on", "ceiling", "ceiling_sjf"):
         if m in r:
             x = r[m]
             gain = (f"  makespan {x['makespan_gain']:+.1%}, JCT {x['mean_jct_gain']:+.1%}"

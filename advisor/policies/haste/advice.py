@@ -99,7 +99,7 @@ def _priorities(
             i = int(idx[j])
             r = inp.requests[i]
             k = rank[level_of[app_id]]
-            desired = top - (k * (top + 1)) // len(levels)
+            desired = _level_priority(k, len(levels), top)
             if r.app.priority == desired:
                 continue
             u, a = inp.rounded[i]
@@ -126,6 +126,18 @@ def _priorities(
                 Recommendation(Kind.SET_APP_PRIORITY, app_id, desired, NAME, expl, r.app.priority)
             )
     return out
+
+
+def _level_priority(k: int, levels: int, top: int) -> int:
+    """Level ``k`` (0 best) of ``levels`` spread over ``0..top``: the best gets
+    ``top``, the worst 0, one level alone 0 (nothing tells the apps apart, so
+    they keep YARN's default; a raised app comes back down). The lowest level at 0
+    matters from outside the RM: an app raised for its AM falls back to 0 once the
+    AM runs, and a write back to a target's original value is never held by the
+    actuator's cooldown, so the boost does not stick."""
+    if levels < 2:
+        return 0
+    return round(top * (levels - 1 - k) / (levels - 1))
 
 
 def _job_inputs(r: Request) -> JsonDict:
