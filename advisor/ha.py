@@ -95,6 +95,21 @@ def zookeeper_config(cfg: AdvisorConfig) -> ZooKeeperConfig:
         identity=f"{advisor_id(cfg)}:{os.getpid()}")
 
 
+def rm_discovery_config(cfg: AdvisorConfig) -> ZooKeeperConfig:
+    """Where the RMs' election lock is read: ``rm.zookeeper.hosts``, else ha's
+    ZooKeeper with its credentials (the same connect string also takes ha's auth).
+    A problem is a :class:`StartupError` (one line, no traceback)."""
+    hosts, ha = cfg.rm.zookeeper.hosts, cfg.ha
+    try:
+        if ha is not None and hosts in (None, ha.zookeeper.hosts):
+            return zookeeper_config(cfg)
+        if hosts is None:
+            raise ValueError("needs rm.zookeeper.hosts or ha.zookeeper.hosts")
+        return ZooKeeperConfig(hosts=hosts)
+    except ValueError as exc:
+        raise StartupError([f"rm.zookeeper: {exc}"]) from None
+
+
 class HaCoordinator:
     """Gates the actuator on leadership and moves the state through ZooKeeper."""
 
