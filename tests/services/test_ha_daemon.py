@@ -28,6 +28,7 @@ from kazoo.client import KazooClient
 from yarnmini import MiniCluster, SubmittedApp
 from zkserver import ZooKeeperServer, free_port
 
+from yarn_advisor.advisor.cli import main as cli_main
 from yarn_advisor.advisor.daemon import Advisor
 from yarn_advisor.advisor.ha import HaCoordinator, per_advisor_config, start_ha
 from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
@@ -66,12 +67,19 @@ def priority(aid: str, value: int) -> Recommendation:
                           Explanation("test.ha", "one writer"), 0)
 
 
-def make_advisor(cluster: MiniCluster, hosts: str, state: Path, name: str) -> Advisor:
-    cfg = per_advisor_config(load_config(None, {
-        "rm": {"urls": [cluster.rm_url]}, "sense": LIGHT_SENSE, "dry_run": False,
-        "state_dir": str(state), "actuator": {"cooldown_s": 600},
-        "ha": {"zookeeper": {"hosts": hosts, "session_timeout_s": SESSION_S},
-               "advisor_id": name}}))
+def settings(cluster: MiniCluster, hosts: str, state: Path, name: str,
+             cooldown_s: float = 600) -> dict[str, Any]:
+    """The configuration of one enforcing advisor of the pair (one shared ``state``)."""
+    return {"rm": {"urls": [cluster.rm_url]}, "sense": LIGHT_SENSE, "dry_run": False,
+            "state_dir": str(state), "actuator": {"cooldown_s": cooldown_s},
+            "ha": {"zookeeper": {"hosts": hosts, "session_timeout_s": SESSION_S},
+                   "advisor_id": name}}
+
+
+def make_advisor(cluster: MiniCluster, hosts: str, state: Path, name: str,
+                 cooldown_s: float = 600) -> Advisor:
+    cfg = per_advisor_config(load_config(None, settings(cluster, hosts, state, name,
+                                                        cooldown_s)))
     advisor = build_live_advisor(cfg)
     start_ha(cfg, advisor)
     return advisor
@@ -166,6 +174,55 @@ def test_a_write_journaled_but_not_saved_is_not_applied_twice(
     assert journal(follower, "blocked")[-1]["reason"] == "cooldown"
     assert journal(follower, "intent") == []
     assert len(journal(leader, "intent")) == 1
+
+
+def test_rollback_and_explain_after_a_failover_read_both_advisors_journals(
+        mini_cluster: MiniCluster, app: SubmittedApp, zk_hosts: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Each advisor journals to its own file; after a failover, rollback and explain run
+    with either advisor's configuration see the actions of both, in time order."""
+    aid = app.app_id
+    rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
+    pair = [make_advisor(mini_cluster, zk_hosts, tmp_path, n, cooldown_s=0) for n in "ab"]
+    try:
+        wait_until(lambda: sorted(coord(a).status().role for a in pair)
+                   == ["follower", "leader"], 30)
+        first, second = sorted(pair, key=lambda a: coord(a).status().role != "leader")
+        assert act(first, priority(aid, 5)) == {"applied": 1}
+        expire_session(zk_hosts, coord(first).zk.client)
+        wait_until(lambda: coord(second).status().role == "leader", 3 * SESSION_S + 5)
+        assert act(second, priority(aid, 8)) == {"applied": 1}
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 8}
+        ids = [journal(a, "intent")[0]["id"] for a in (first, second)]
+        files = sorted(a.actuator.journal.path.name for a in pair)
+        assert files == ["journal.a.jsonl", "journal.b.jsonl"]
+    finally:
+        for a in pair:
+            coord(a).stop()
+
+    configs = {}
+    for name in "ab":
+        configs[name] = tmp_path / f"advisor-{name}.yaml"
+        configs[name].write_text(json.dumps(settings(mini_cluster, zk_hosts, tmp_path, name)))
+    for name in "ab":  # on either host: both actions, newest first
+        assert cli_main(["rollback", "--since", "1h", "--dry-run", "--json",
+                         "--config", str(configs[name])]) == 0
+        out = json.loads(capsys.readouterr().out)
+        assert sorted(Path(p).name for p in out["read"]) == files
+        assert Path(out["journal"]).name == f"journal.{name}.jsonl"  # its own steps
+        assert [(s["rollback_of"], s["value"]) for s in out["steps"]] == [
+            (ids[1], 5), (ids[0], 0)]
+    assert cli_main(["explain", aid, "--json", "--config", str(configs["a"])]) == 0
+    acted = json.loads(capsys.readouterr().out)["actions"]
+    assert [(x["id"], x["value"], x["outcome"]) for x in acted] == [
+        (ids[0], 5, "applied"), (ids[1], 8, "applied")]
+    assert [x["journal"] for x in acted] == [f"journal.{coord(a).ident}.jsonl"
+                                             for a in (first, second)]
+    # and undone for real, from the old leader's host: the RM is back at 0
+    assert cli_main(["rollback", "--since", "1h", "--config",
+                     str(configs[coord(first).ident])]) == 0
+    assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 0}
+    print(capsys.readouterr().out, file=sys.stderr)
 
 
 def test_zookeeper_down_no_writes_until_it_is_back(

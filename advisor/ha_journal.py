@@ -1,0 +1,67 @@
+"""Every advisor's journal in one read: what ``rollback`` and ``explain`` see.
+
+With ``ha`` each advisor journals to its own file in ``state_dir``,
+``journal.<advisor id>.jsonl`` (:func:`~yarn_advisor.advisor.ha.per_advisor_config`).
+After a failover the actions an operator wants to undo are spread over the
+journals of the old leader and the new one; a rollback run on either host
+must see them all. :class:`AdvisorJournals` reads every journal of the state
+directory (``journal.jsonl`` and each ``journal.*.jsonl``, their rotated files
+too), merged in time order, and appends to this host's own journal (the one
+its daemon reads, so the daemon on this host learns the rollback hold).
+Without ``ha`` and without other journals it is the plain journal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from yarn_advisor.advisor.actuator import journal_path
+from yarn_advisor.advisor.journal import Entry, Journal
+from yarn_advisor.config.schema import AdvisorConfig
+
+
+@dataclass
+class AdvisorJournals(Journal):
+    """Appends to ``path``; reads ``path`` and ``others`` merged by time."""
+
+    others: tuple[Journal, ...] = ()
+    # entry id -> the journal file it was read from (which advisor did it)
+    source: dict[str, Path] = field(default_factory=dict, repr=False)
+
+    @property
+    def paths(self) -> list[Path]:
+        return [self.path, *(j.path for j in self.others)]
+
+    def where(self) -> str:
+        """The journals read, for messages (``a.jsonl``, or ``dir/{a.jsonl, b.jsonl}``)."""
+        names = [p.name for p in self.paths]
+        return str(self.path) if len(names) == 1 else \
+            f"{self.path.parent}/{{{', '.join(names)}}}"
+
+    def entries(self) -> list[Entry]:
+        """Every readable entry of every journal, oldest first (a stable sort on ``ts``:
+        one file's order is kept). Unreadable lines of any journal count here."""
+        merged: list[tuple[Entry, Path]] = [(e, self.path) for e in super().entries()]
+        for journal in self.others:
+            journal.unreadable = 0
+            merged += [(e, journal.path) for e in journal.entries()]
+            self.unreadable += journal.unreadable
+        merged.sort(key=lambda pair: pair[0].ts)
+        self.source = {e.id: p for e, p in merged}
+        return [e for e, _ in merged]
+
+
+def every_journal(cfg: AdvisorConfig) -> AdvisorJournals:
+    """The journals of every advisor sharing ``cfg``'s state directory; new lines go to
+    this advisor's own (``journal.<advisor id>.jsonl`` with ``ha``, else ``journal.jsonl``)."""
+    from yarn_advisor.advisor.ha import per_advisor_config  # kazoo only when needed
+
+    a = cfg.actuator
+    size, keep = int(a.journal_max_mb * (1 << 20)), a.journal_keep
+    own = journal_path(per_advisor_config(cfg)) if cfg.ha is not None else journal_path(cfg)
+    base = journal_path(cfg)
+    found = [base, *sorted(base.parent.glob(f"{base.stem}.*{base.suffix}"))]
+    others = tuple(j for j in (Journal(p, size, keep) for p in dict.fromkeys(found) if p != own)
+                   if j.segments())
+    return AdvisorJournals(own, size, keep, others=others)
