@@ -4,8 +4,9 @@ In-process advisors (built as ``yarn-advisor run`` builds them, each with its
 own journal in one shared ``state_dir``) take the cycle's act steps with a
 fixed recommendation (the policies' own recommendations depend on the
 workload; the gate, the journal and the state hand-over do not). The RM is
-read back with plain urllib. The CLI test runs two real ``yarn-advisor run
---replay`` processes and kills the leader with SIGKILL.
+read back with plain urllib. ZooKeeper killed, and the quorum of a 3-server
+ensemble lost: no writes until it is back. The CLI test runs two real
+``yarn-advisor run --replay`` processes and kills the leader with SIGKILL.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from halib import expire_session, scrape, spawn_cli_advisor, wait_until
+from halib import drop_chroot, expire_session, make_chroot, scrape, spawn_cli_advisor, wait_until
 from kazoo.client import KazooClient
 from yarnmini import MiniCluster, SubmittedApp
-from zkserver import ZooKeeperServer, free_port
+from zkserver import Ensemble, ZooKeeperServer, free_port
 
 from yarn_advisor.advisor.cli import main as cli_main
 from yarn_advisor.advisor.daemon import Advisor
@@ -245,6 +246,49 @@ def test_zookeeper_down_no_writes_until_it_is_back(
         assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 4}
     finally:
         coord(advisor).stop()
+        rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
+
+
+def test_quorum_lost_on_the_ensemble_no_writes_until_it_is_back(
+        mini_cluster: MiniCluster, app: SubmittedApp, zk_ensemble: Ensemble,
+        tmp_path: Path) -> None:
+    """Two of three ZooKeeper servers stopped: the survivor stops serving, the leader's
+    session is suspended, and the daemon writes nothing until the quorum is back."""
+    aid = app.app_id
+    rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
+    hosts = make_chroot(zk_ensemble.hosts)
+    advisor = make_advisor(mini_cluster, hosts, tmp_path, "quorum")
+    down = zk_ensemble.servers[:2]
+    try:
+        wait_until(lambda: coord(advisor).status().role == "leader", 30)
+        t_lost = time.monotonic()
+        for server in down:
+            server.stop()
+        wait_until(lambda: zk_ensemble.servers[2].mode() == "", 15)  # no quorum: not serving
+        stopped = wait_until(lambda: coord(advisor).status().role in ("suspended", "lost"),
+                             3 * SESSION_S + 5)
+        for _ in range(3):  # cycles while the quorum is lost: nothing written
+            assert act(advisor, priority(aid, 4)) == {"blocked": 1}
+        assert journal(advisor, "blocked")[-1]["reason"] == "not_leader"
+        assert journal(advisor, "intent") == []
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 0}
+        for server in down:
+            server.start(wait=False)
+        for server in down:
+            server.wait_serving(60)
+        back = wait_until(lambda: coord(advisor).status().role == "leader", 60)
+        assert act(advisor, priority(aid, 4)) == {"applied": 1}  # state re-read first
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 4}
+        assert len(journal(advisor, "intent")) == 1
+        print(f"quorum lost: writes stopped {stopped - t_lost:.2f}s after two of three "
+              f"servers stopped, leader again {back - t_lost:.2f}s after; modes "
+              f"{zk_ensemble.modes()}", file=sys.stderr)
+    finally:
+        coord(advisor).stop()
+        for server in down:
+            if not server.running:
+                server.start(wait=False)
+        drop_chroot(hosts)
         rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
 
 
