@@ -28,6 +28,7 @@ from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yarn_advisor.advisor.ha_journal import journal_files
 from yarn_advisor.advisor.ha_metrics import HaStatus
 from yarn_advisor.advisor.ha_state import (
     LAST_ACTIONS,
@@ -36,7 +37,7 @@ from yarn_advisor.advisor.ha_state import (
     learn_unsaved_writes,
     restore_parts,
 )
-from yarn_advisor.advisor.journal import Entry, Phase
+from yarn_advisor.advisor.journal import Entry, Journal, Phase
 from yarn_advisor.advisor.settings import with_overrides
 from yarn_advisor.advisor.startup import StartupError
 from yarn_advisor.config.schema import AdvisorConfig, Ha
@@ -122,6 +123,8 @@ class HaCoordinator:
         self._last: deque[Entry] = deque(maxlen=LAST_ACTIONS)
         self._offset = 0
         self._journal = ""
+        self._peers: dict[Path, Journal] = {}  # the other advisors' journals, read on
+        self._peer_offsets: dict[Path, int] = {}
 
     def attach(self, advisor: Advisor) -> None:
         """Make ``advisor`` ask ZooKeeper before it writes, and call back around cycles."""
@@ -134,6 +137,7 @@ class HaCoordinator:
     # --- around each cycle (CycleHooks) ------------------------------------
     def before_cycle(self, advisor: Advisor) -> None:
         """A leader whose state is not fresh (new leadership, reconnect) re-reads it."""
+        self._learn_peer_rollbacks(advisor)
         if not (self.zk.is_leader and self.zk.needs_reload):
             return
         try:
@@ -188,6 +192,25 @@ class HaCoordinator:
         """Keep the last applied (or possibly applied) writes of this advisor's journal."""
         entries, self._offset = advisor.actuator.journal.read(self._offset)
         self._last.extend(e for e in entries if e.phase is Phase.INTENT)
+
+    def _learn_peer_rollbacks(self, advisor: Advisor) -> None:
+        """A rollback run on another advisor's host is journaled in that advisor's file
+        (:mod:`.ha_journal`): hold its targets here too (``rollback_hold_s``), as the
+        actuator does for a rollback in its own journal."""
+        own = advisor.actuator.journal.path
+        suffix = f".{self.ident}{own.suffix}"
+        if not own.name.endswith(suffix):
+            return
+        base = own.with_name(own.name[:-len(suffix)] + own.suffix)
+        for path in journal_files(base):
+            if path != own and path not in self._peers and path.exists():
+                self._peers[path], self._peer_offsets[path] = Journal(path), 0
+        now = time.time()
+        for path, journal in self._peers.items():
+            entries, self._peer_offsets[path] = journal.read(self._peer_offsets[path])
+            for e in entries:
+                if e.policy == "rollback":
+                    advisor.actuator._learn(e, now, own=False)
 
     def _writer(self) -> dict[str, Any]:
         return {"advisor": self.ident, "identity": self.zk.config.identity,

@@ -60,8 +60,11 @@ def every_journal(cfg: AdvisorConfig) -> AdvisorJournals:
     a = cfg.actuator
     size, keep = int(a.journal_max_mb * (1 << 20)), a.journal_keep
     own = journal_path(per_advisor_config(cfg)) if cfg.ha is not None else journal_path(cfg)
-    base = journal_path(cfg)
-    found = [base, *sorted(base.parent.glob(f"{base.stem}.*{base.suffix}"))]
-    others = tuple(j for j in (Journal(p, size, keep) for p in dict.fromkeys(found) if p != own)
-                   if j.segments())
+    others = tuple(j for j in (Journal(p, size, keep) for p in journal_files(journal_path(cfg))
+                               if p != own) if j.segments())
     return AdvisorJournals(own, size, keep, others=others)
+
+
+def journal_files(base: Path) -> list[Path]:
+    """``base`` (``journal.jsonl``) and every advisor's ``journal.<id>.jsonl`` beside it."""
+    return list(dict.fromkeys([base, *sorted(base.parent.glob(f"{base.stem}.*{base.suffix}"))]))

@@ -181,10 +181,15 @@ def test_rollback_and_explain_after_a_failover_read_both_advisors_journals(
         mini_cluster: MiniCluster, app: SubmittedApp, zk_hosts: str, tmp_path: Path,
         capsys: pytest.CaptureFixture[str]) -> None:
     """Each advisor journals to its own file; after a failover, rollback and explain run
-    with either advisor's configuration see the actions of both, in time order."""
+    with either advisor's configuration see the actions of both, in time order, and a
+    rollback run on the old leader's host holds the target on the new leader too."""
     aid = app.app_id
     rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
     pair = [make_advisor(mini_cluster, zk_hosts, tmp_path, n, cooldown_s=0) for n in "ab"]
+    configs = {}
+    for name in "ab":
+        configs[name] = tmp_path / f"advisor-{name}.yaml"
+        configs[name].write_text(json.dumps(settings(mini_cluster, zk_hosts, tmp_path, name)))
     try:
         wait_until(lambda: sorted(coord(a).status().role for a in pair)
                    == ["follower", "leader"], 30)
@@ -197,33 +202,33 @@ def test_rollback_and_explain_after_a_failover_read_both_advisors_journals(
         ids = [journal(a, "intent")[0]["id"] for a in (first, second)]
         files = sorted(a.actuator.journal.path.name for a in pair)
         assert files == ["journal.a.jsonl", "journal.b.jsonl"]
+
+        for name in "ab":  # on either host: both actions, newest first
+            assert cli_main(["rollback", "--since", "1h", "--dry-run", "--json",
+                             "--config", str(configs[name])]) == 0
+            out = json.loads(capsys.readouterr().out)
+            assert sorted(Path(p).name for p in out["read"]) == files
+            assert Path(out["journal"]).name == f"journal.{name}.jsonl"  # its own steps
+            assert [(s["rollback_of"], s["value"]) for s in out["steps"]] == [
+                (ids[1], 5), (ids[0], 0)]
+        assert cli_main(["explain", aid, "--json", "--config", str(configs["a"])]) == 0
+        acted = json.loads(capsys.readouterr().out)["actions"]
+        assert [(x["id"], x["value"], x["outcome"]) for x in acted] == [
+            (ids[0], 5, "applied"), (ids[1], 8, "applied")]
+        assert [x["journal"] for x in acted] == [f"journal.{coord(a).ident}.jsonl"
+                                                 for a in (first, second)]
+        # undone for real from the old leader's host: the RM is back at 0, and the new
+        # leader leaves the target alone (the hold, read from the other journal)
+        assert cli_main(["rollback", "--since", "1h", "--config",
+                         str(configs[coord(first).ident])]) == 0
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 0}
+        print(capsys.readouterr().out, file=sys.stderr)
+        assert act(second, priority(aid, 8)) == {"blocked": 1}
+        assert journal(second, "blocked")[-1]["reason"] == "rollback_hold"
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 0}
     finally:
         for a in pair:
             coord(a).stop()
-
-    configs = {}
-    for name in "ab":
-        configs[name] = tmp_path / f"advisor-{name}.yaml"
-        configs[name].write_text(json.dumps(settings(mini_cluster, zk_hosts, tmp_path, name)))
-    for name in "ab":  # on either host: both actions, newest first
-        assert cli_main(["rollback", "--since", "1h", "--dry-run", "--json",
-                         "--config", str(configs[name])]) == 0
-        out = json.loads(capsys.readouterr().out)
-        assert sorted(Path(p).name for p in out["read"]) == files
-        assert Path(out["journal"]).name == f"journal.{name}.jsonl"  # its own steps
-        assert [(s["rollback_of"], s["value"]) for s in out["steps"]] == [
-            (ids[1], 5), (ids[0], 0)]
-    assert cli_main(["explain", aid, "--json", "--config", str(configs["a"])]) == 0
-    acted = json.loads(capsys.readouterr().out)["actions"]
-    assert [(x["id"], x["value"], x["outcome"]) for x in acted] == [
-        (ids[0], 5, "applied"), (ids[1], 8, "applied")]
-    assert [x["journal"] for x in acted] == [f"journal.{coord(a).ident}.jsonl"
-                                             for a in (first, second)]
-    # and undone for real, from the old leader's host: the RM is back at 0
-    assert cli_main(["rollback", "--since", "1h", "--config",
-                     str(configs[coord(first).ident])]) == 0
-    assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 0}
-    print(capsys.readouterr().out, file=sys.stderr)
 
 
 def test_zookeeper_down_no_writes_until_it_is_back(
