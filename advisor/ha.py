@@ -15,7 +15,9 @@ advisor journals to its own file, ``journal.<advisor id>.jsonl``; the
 actuator part names the writer, its journal and its last applied actions, so
 a follower knows where the old leader's record is. A leader killed between
 an RM write and that save leaves the write in its journal only: a new leader
-that can read that file (a shared ``state_dir``) learns it from there.
+that can read that file (a shared ``state_dir``) learns it from there, and
+each cycle every advisor reads the rollback lines of the other journals
+(a rollback run on the other host holds the target here too).
 """
 
 from __future__ import annotations
