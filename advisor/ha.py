@@ -24,13 +24,12 @@ from __future__ import annotations
 
 import logging
 import os
-import socket
 import time
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from yarn_advisor.advisor.ha_journal import journal_files
+from yarn_advisor.advisor.ha_journal import advisor_id, journal_files, own_journal_path
 from yarn_advisor.advisor.ha_metrics import HaStatus
 from yarn_advisor.advisor.ha_state import (
     LAST_ACTIONS,
@@ -54,22 +53,15 @@ log = logging.getLogger("yarn_advisor")
 _SESSION = {"leader": "CONNECTED", "follower": "CONNECTED", "suspended": "SUSPENDED"}
 
 
-def advisor_id(cfg: AdvisorConfig) -> str:
-    """This advisor's name: ``ha.advisor_id``, else ``<hostname>-<server port>``."""
-    ha = _need(cfg)
-    return ha.advisor_id or f"{socket.gethostname()}-{cfg.server.port}"
-
-
 def per_advisor_config(cfg: AdvisorConfig) -> AdvisorConfig:
     """With ``ha``: this advisor's own journal and classifier file (two advisors may
     share ``state_dir``; each journals what it did, ZooKeeper holds the shared state)."""
     if cfg.ha is None:
         return cfg
     ident = advisor_id(cfg)
-    journal = Path(cfg.actuator.journal_path or Path(cfg.state_dir) / "journal.jsonl")
     model = Path(cfg.classifier.checkpoint or Path(cfg.state_dir) / "classifier.json")
     return with_overrides(cfg, {
-        "actuator": {"journal_path": str(journal.with_name(f"{journal.stem}.{ident}.jsonl"))},
+        "actuator": {"journal_path": str(own_journal_path(cfg))},
         "classifier": {"checkpoint": str(model.with_name(f"{model.stem}.{ident}.json"))},
     })
 

@@ -1,7 +1,7 @@
 """Every advisor's journal in one read: what ``rollback`` and ``explain`` see.
 
 With ``ha`` each advisor journals to its own file in ``state_dir``,
-``journal.<advisor id>.jsonl`` (:func:`~yarn_advisor.advisor.ha.per_advisor_config`).
+``journal.<advisor id>.jsonl`` (:func:`own_journal_path`).
 After a failover the actions an operator wants to undo are spread over the
 journals of the old leader and the new one; a rollback run on either host
 must see them all. :class:`AdvisorJournals` reads every journal of the state
@@ -13,6 +13,7 @@ Without ``ha`` and without other journals it is the plain journal.
 
 from __future__ import annotations
 
+import socket
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,16 +56,27 @@ class AdvisorJournals(Journal):
 def every_journal(cfg: AdvisorConfig) -> AdvisorJournals:
     """The journals of every advisor sharing ``cfg``'s state directory; new lines go to
     this advisor's own (``journal.<advisor id>.jsonl`` with ``ha``, else ``journal.jsonl``)."""
-    from yarn_advisor.advisor.ha import per_advisor_config  # kazoo only when needed
-
     a = cfg.actuator
     size, keep = int(a.journal_max_mb * (1 << 20)), a.journal_keep
-    own = journal_path(per_advisor_config(cfg)) if cfg.ha is not None else journal_path(cfg)
+    own = own_journal_path(cfg)
     others = tuple(j for j in (Journal(p, size, keep) for p in journal_files(journal_path(cfg))
                                if p != own) if j.segments())
     return AdvisorJournals(own, size, keep, others=others)
 
 
+def advisor_id(cfg: AdvisorConfig) -> str:
+    """This advisor's name: ``ha.advisor_id``, else ``<hostname>-<server port>``."""
+    if cfg.ha is None:
+        raise ValueError("no ha section")
+    return cfg.ha.advisor_id or f"{socket.gethostname()}-{cfg.server.port}"
+
+
+def own_journal_path(cfg: AdvisorConfig) -> Path:
+    """This advisor's journal: ``journal.<advisor id>.jsonl`` with ``ha``, else the plain one."""
+    base = journal_path(cfg)
+    return base if cfg.ha is None else base.with_name(f"{base.stem}.{advisor_id(cfg)}.jsonl")
+
+
 def journal_files(base: Path) -> list[Path]:
     """``base`` (``journal.jsonl``) and every advisor's ``journal.<id>.jsonl`` beside it."""
-    return list(dict.fromkeys([base, *sorted(base.parent.glob(f"{base.stem}.*{base.suffix}"))]))
+    return list(dict.fromkeys([base, *sorted(base.parent.glob(f"{base.stem}.*.jsonl"))]))
