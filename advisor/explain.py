@@ -4,7 +4,9 @@ TARGET is an application, node, queue or container id (or ``scheduler``).
 The recommendations come from, in order of preference: a running advisor
 (``--advisor URL``, its ``/recommendations``, read with the configured TLS
 and auth), a recording (``--replay DIR``: the latest cycle that had any for
-TARGET), or one live dry-run cycle against the configured RM (``--config``).
+TARGET), or one live dry-run cycle against the configured RM (``--config``). It also lists the
+last actions journaled on TARGET, read from every advisor's journal in
+``state_dir`` (with ``ha`` each advisor has its own; :mod:`.ha_journal`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from yarn_advisor.advisor.ha_journal import every_journal
+from yarn_advisor.advisor.journal import iso
 from yarn_advisor.advisor.recommendation import Recommendation
 from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
 from yarn_advisor.advisor.settings import load_config, with_overrides
@@ -48,18 +52,33 @@ def cmd_explain(args: argparse.Namespace) -> int:
         print(f"yarn-advisor explain: {exc}")
         return 1
     mine = [r for r in recs if r.target == args.target]
+    acted = journaled(cfg, args.target)
     if args.json:
         print(json.dumps({"target": args.target, "cycle": cycle,
-                          "recommendations": [r.to_dict() for r in mine]},
-                         indent=2, sort_keys=True))
+                          "recommendations": [r.to_dict() for r in mine], "actions": acted},
+                         indent=2, sort_keys=True, default=str))
         return 0
     if not mine:
         print(f"no recommendation for {args.target} (cycle {cycle}); "
               f"{len(recs)} recommendation(s) for other targets")
-        return 0
     for rec in mine:
         print(render(rec, cycle))
+    if acted:
+        print(f"journaled actions on {args.target} (the last {len(acted)}, every advisor):")
+        for a in acted:
+            print(f"  {a['time']} {a['kind']} {value_text(a['previous'])} -> "
+                  f"{value_text(a['value'])}: {a['outcome']}   [{a['policy']}, {a['journal']}]")
     return 0
+
+
+def journaled(cfg: AdvisorConfig, target: str, last: int = 5) -> list[dict[str, Any]]:
+    """The last actions on ``target`` in every advisor's journal, oldest first."""
+    journals = every_journal(cfg)
+    actions = [a for a in journals.actions() if a.target == target][-last:]
+    return [{"id": a.id, "time": iso(a.ts), "kind": a.kind.value, "policy": a.policy,
+             "previous": a.previous, "value": a.value, "outcome": a.outcome or "unknown",
+             "rollback_of": a.rollback_of, "journal": journals.source.get(a.id, journals.path).name}
+            for a in actions]
 
 
 def _latest(args: argparse.Namespace, cfg: AdvisorConfig

@@ -15,19 +15,21 @@ advisor journals to its own file, ``journal.<advisor id>.jsonl``; the
 actuator part names the writer, its journal and its last applied actions, so
 a follower knows where the old leader's record is. A leader killed between
 an RM write and that save leaves the write in its journal only: a new leader
-that can read that file (a shared ``state_dir``) learns it from there.
+that can read that file (a shared ``state_dir``) learns it from there, and
+each cycle every advisor reads the rollback lines of the other journals
+(a rollback run on the other host holds the target here too).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import socket
 import time
 from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from yarn_advisor.advisor.ha_journal import advisor_id, journal_files, own_journal_path
 from yarn_advisor.advisor.ha_metrics import HaStatus
 from yarn_advisor.advisor.ha_state import (
     LAST_ACTIONS,
@@ -36,7 +38,7 @@ from yarn_advisor.advisor.ha_state import (
     learn_unsaved_writes,
     restore_parts,
 )
-from yarn_advisor.advisor.journal import Entry, Phase
+from yarn_advisor.advisor.journal import Entry, Journal, Phase
 from yarn_advisor.advisor.settings import with_overrides
 from yarn_advisor.advisor.startup import StartupError
 from yarn_advisor.config.schema import AdvisorConfig, Ha
@@ -51,22 +53,15 @@ log = logging.getLogger("yarn_advisor")
 _SESSION = {"leader": "CONNECTED", "follower": "CONNECTED", "suspended": "SUSPENDED"}
 
 
-def advisor_id(cfg: AdvisorConfig) -> str:
-    """This advisor's name: ``ha.advisor_id``, else ``<hostname>-<server port>``."""
-    ha = _need(cfg)
-    return ha.advisor_id or f"{socket.gethostname()}-{cfg.server.port}"
-
-
 def per_advisor_config(cfg: AdvisorConfig) -> AdvisorConfig:
     """With ``ha``: this advisor's own journal and classifier file (two advisors may
     share ``state_dir``; each journals what it did, ZooKeeper holds the shared state)."""
     if cfg.ha is None:
         return cfg
     ident = advisor_id(cfg)
-    journal = Path(cfg.actuator.journal_path or Path(cfg.state_dir) / "journal.jsonl")
     model = Path(cfg.classifier.checkpoint or Path(cfg.state_dir) / "classifier.json")
     return with_overrides(cfg, {
-        "actuator": {"journal_path": str(journal.with_name(f"{journal.stem}.{ident}.jsonl"))},
+        "actuator": {"journal_path": str(own_journal_path(cfg))},
         "classifier": {"checkpoint": str(model.with_name(f"{model.stem}.{ident}.json"))},
     })
 
@@ -95,6 +90,21 @@ def zookeeper_config(cfg: AdvisorConfig) -> ZooKeeperConfig:
         identity=f"{advisor_id(cfg)}:{os.getpid()}")
 
 
+def rm_discovery_config(cfg: AdvisorConfig) -> ZooKeeperConfig:
+    """Where the RMs' election lock is read: ``rm.zookeeper.hosts``, else ha's
+    ZooKeeper with its credentials (the same connect string also takes ha's auth).
+    A problem is a :class:`StartupError` (one line, no traceback)."""
+    hosts, ha = cfg.rm.zookeeper.hosts, cfg.ha
+    try:
+        if ha is not None and hosts in (None, ha.zookeeper.hosts):
+            return zookeeper_config(cfg)
+        if hosts is None:
+            raise ValueError("needs rm.zookeeper.hosts or ha.zookeeper.hosts")
+        return ZooKeeperConfig(hosts=hosts)
+    except ValueError as exc:
+        raise StartupError([f"rm.zookeeper: {exc}"]) from None
+
+
 class HaCoordinator:
     """Gates the actuator on leadership and moves the state through ZooKeeper."""
 
@@ -107,6 +117,8 @@ class HaCoordinator:
         self._last: deque[Entry] = deque(maxlen=LAST_ACTIONS)
         self._offset = 0
         self._journal = ""
+        self._peers: dict[Path, Journal] = {}  # the other advisors' journals, read on
+        self._peer_offsets: dict[Path, int] = {}
 
     def attach(self, advisor: Advisor) -> None:
         """Make ``advisor`` ask ZooKeeper before it writes, and call back around cycles."""
@@ -119,6 +131,7 @@ class HaCoordinator:
     # --- around each cycle (CycleHooks) ------------------------------------
     def before_cycle(self, advisor: Advisor) -> None:
         """A leader whose state is not fresh (new leadership, reconnect) re-reads it."""
+        self._learn_peer_rollbacks(advisor)
         if not (self.zk.is_leader and self.zk.needs_reload):
             return
         try:
@@ -173,6 +186,25 @@ class HaCoordinator:
         """Keep the last applied (or possibly applied) writes of this advisor's journal."""
         entries, self._offset = advisor.actuator.journal.read(self._offset)
         self._last.extend(e for e in entries if e.phase is Phase.INTENT)
+
+    def _learn_peer_rollbacks(self, advisor: Advisor) -> None:
+        """A rollback run on another advisor's host is journaled in that advisor's file
+        (:mod:`.ha_journal`): hold its targets here too (``rollback_hold_s``), as the
+        actuator does for a rollback in its own journal."""
+        own = advisor.actuator.journal.path
+        suffix = f".{self.ident}{own.suffix}"
+        if not own.name.endswith(suffix):
+            return
+        base = own.with_name(own.name[:-len(suffix)] + own.suffix)
+        for path in journal_files(base):
+            if path != own and path not in self._peers and path.exists():
+                self._peers[path], self._peer_offsets[path] = Journal(path), 0
+        now = time.time()
+        for path, journal in self._peers.items():
+            entries, self._peer_offsets[path] = journal.read(self._peer_offsets[path])
+            for e in entries:
+                if e.policy == "rollback":
+                    advisor.actuator._learn(e, now, own=False)
 
     def _writer(self) -> dict[str, Any]:
         return {"advisor": self.ident, "identity": self.zk.config.identity,

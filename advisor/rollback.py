@@ -12,6 +12,11 @@ Rollback is an operator's command: it runs whatever ``dry_run`` and the kill
 switch say (``--dry-run`` only shows and journals what it would do). The
 daemon leaves a rolled-back target alone for ``actuator.rollback_hold_s``.
 Exit status: 0 when everything was restored or already was, 1 otherwise.
+
+It reads every journal of ``state_dir`` merged in time order (with ``ha`` each
+advisor has its own, ``journal.<advisor id>.jsonl``: after a failover the
+actions of both are undone from either host) and journals its own steps in
+this advisor's journal (:mod:`.ha_journal`).
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from yarn_advisor.advisor.actuator import open_journal
+from yarn_advisor.advisor.ha_journal import every_journal
 from yarn_advisor.advisor.journal import (
     Action,
     Entry,
@@ -146,20 +151,21 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     except argparse.ArgumentTypeError as exc:
         print(f"rollback: {exc}", file=sys.stderr)
         return 2
-    journal = open_journal(cfg)
+    journal = every_journal(cfg)  # every advisor's journal in state_dir (ha: one each)
     actions = select(journal.actions(), since, args.action)
     if args.action is not None and not actions:
-        print(f"rollback: no action {args.action!r} in {journal.path}", file=sys.stderr)
+        print(f"rollback: no action {args.action!r} in {journal.where()}", file=sys.stderr)
         return 2
     if journal.unreadable:
-        print(f"rollback: {journal.unreadable} line(s) of {journal.path} could not be read; "
+        print(f"rollback: {journal.unreadable} line(s) of {journal.where()} could not be read; "
               "an action they recorded cannot be restored from here", file=sys.stderr)
     writer = RMWriter(RMClient(http_client(cfg), cfg.rm.urls), cfg.actuator.overcommit_timeout_ms)
     steps = rollback(journal, writer, actions, dry_run=args.dry_run)
     ok = not journal.unreadable and all(
         s.outcome in (*DONE, "dry_run", "irreversible") for s in steps)
     if args.json:
-        print(json.dumps({"journal": str(journal.path), "ok": ok,
+        print(json.dumps({"journal": str(journal.path), "read": [str(p) for p in journal.paths],
+                          "ok": ok,
                           "steps": [s.to_json() for s in steps]}, sort_keys=True, default=str))
     else:
         for s in steps:

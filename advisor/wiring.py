@@ -41,6 +41,13 @@ def build_sensor(cfg: AdvisorConfig, recorder: Recorder | None = None) -> LiveSe
     """The sensor reading the RM (and JobHistory) that ``cfg`` names."""
     http = http_client(cfg, recorder)
     rm = RMClient(http, list(cfg.rm.urls))
+    if cfg.rm.discovery == "zookeeper":  # the RMs' election lock names the active RM
+        from yarn_advisor.advisor.ha import rm_discovery_config
+        from yarn_advisor.connectors.rm_zookeeper import ZooKeeperRMClient
+
+        z = cfg.rm.zookeeper
+        rm = ZooKeeperRMClient(http, list(cfg.rm.urls), z.rm_ids, z.cluster_id,
+                               rm_discovery_config(cfg), z.base_path)
     connectors = Connectors(
         rm=rm,
         jmx=JmxClient(http, rm, cfg.sense.nm_jmx.scheme),

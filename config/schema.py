@@ -84,8 +84,24 @@ class Retry(ConfigModel):
         return max_delay_s
 
 
+class RmZooKeeper(ConfigModel):
+    """Active RM discovery through the RMs' own election lock in ZooKeeper."""
+
+    hosts: str | None = None  # None: ha.zookeeper.hosts (and its auth)
+    cluster_id: str = ""  # yarn.resourcemanager.cluster-id
+    base_path: str = Field("/yarn-leader-election", pattern=r"^/.*[^/]$")
+    rm_ids: dict[str, str] = Field(default_factory=dict)  # rm id -> web URL
+
+    @field_validator("rm_ids")
+    @classmethod
+    def _http_urls(cls, rm_ids: dict[str, str]) -> dict[str, str]:
+        return {rm_id: _http_url(url) for rm_id, url in rm_ids.items()}
+
+
 class Rm(ConfigModel):
     urls: Seq[str] = Field(("http://127.0.0.1:8088",), min_length=1)
+    discovery: Literal["probe", "zookeeper"] = "probe"  # how the active RM is found
+    zookeeper: RmZooKeeper = RmZooKeeper()
     history_url: str | None = None
     auth: Auth = Auth()
     tls: Tls = Tls()
@@ -104,6 +120,20 @@ class Rm(ConfigModel):
     @classmethod
     def _history(cls, url: str | None) -> str | None:
         return None if url is None else _http_url(url)
+
+    @model_validator(mode="after")
+    def _discovery_is_complete(self) -> Rm:
+        z = self.zookeeper
+        if self.discovery != "zookeeper":
+            return self
+        if not (z.cluster_id and z.rm_ids):
+            raise ValueError("discovery zookeeper needs zookeeper.cluster_id and "
+                             "zookeeper.rm_ids (rm id -> web URL)")
+        listed = {u.rstrip("/") for u in self.urls}
+        stray = sorted(i for i, u in z.rm_ids.items() if u.rstrip("/") not in listed)
+        if stray:
+            raise ValueError(f"zookeeper.rm_ids {stray}: their URLs must be in urls")
+        return self
 
 
 class MapReduceSense(ConfigModel):
@@ -305,6 +335,14 @@ class AdvisorConfig(ConfigModel):
     actuator: ActuatorSettings = ActuatorSettings()
     policies: Policies = Policies()
     ha: Ha | None = None  # None: this advisor runs alone
+
+    @model_validator(mode="after")
+    def _rm_discovery_has_a_zookeeper(self) -> AdvisorConfig:
+        if (self.rm.discovery == "zookeeper" and self.rm.zookeeper.hosts is None
+                and self.ha is None):
+            raise ValueError("rm.discovery zookeeper needs rm.zookeeper.hosts or "
+                             "ha.zookeeper.hosts")
+        return self
 
     def redacted(self) -> dict[str, Any]:
         """The configuration as JSON, with the user and password of every URL hidden

@@ -114,3 +114,15 @@ class HAResourceManagers(MiniCluster):
         proc.wait(10)
         return t
 
+
+    def restart_rm(self, rm_id: str, timeout: float = 120) -> None:
+        """Start a killed RM again with its configuration; it rejoins as the standby."""
+        if self.rm_procs[rm_id].poll() is None:
+            raise RuntimeError(f"{rm_id} is still running")
+        self._spawn(rm_id, RM_CLASS, self.workdir / "conf" / rm_id, classpath(), heap="512m")
+        self.rm_procs[rm_id] = self.procs[-1]
+        deadline = time.monotonic() + timeout
+        while self.ha_state(rm_id) != "STANDBY":
+            if self.rm_procs[rm_id].poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError(f"{rm_id} did not come back as standby; see {self.workdir}")
+            time.sleep(0.5)

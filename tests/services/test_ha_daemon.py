@@ -4,8 +4,9 @@ In-process advisors (built as ``yarn-advisor run`` builds them, each with its
 own journal in one shared ``state_dir``) take the cycle's act steps with a
 fixed recommendation (the policies' own recommendations depend on the
 workload; the gate, the journal and the state hand-over do not). The RM is
-read back with plain urllib. The CLI test runs two real ``yarn-advisor run
---replay`` processes and kills the leader with SIGKILL.
+read back with plain urllib. ZooKeeper killed, and the quorum of a 3-server
+ensemble lost: no writes until it is back. The CLI test runs two real
+``yarn-advisor run --replay`` processes and kills the leader with SIGKILL.
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from halib import expire_session, scrape, spawn_cli_advisor, wait_until
+from halib import drop_chroot, expire_session, make_chroot, scrape, spawn_cli_advisor, wait_until
 from kazoo.client import KazooClient
 from yarnmini import MiniCluster, SubmittedApp
-from zkserver import ZooKeeperServer, free_port
+from zkserver import Ensemble, ZooKeeperServer, free_port
 
+from yarn_advisor.advisor.cli import main as cli_main
 from yarn_advisor.advisor.daemon import Advisor
 from yarn_advisor.advisor.ha import HaCoordinator, per_advisor_config, start_ha
 from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
@@ -66,12 +68,19 @@ def priority(aid: str, value: int) -> Recommendation:
                           Explanation("test.ha", "one writer"), 0)
 
 
-def make_advisor(cluster: MiniCluster, hosts: str, state: Path, name: str) -> Advisor:
-    cfg = per_advisor_config(load_config(None, {
-        "rm": {"urls": [cluster.rm_url]}, "sense": LIGHT_SENSE, "dry_run": False,
-        "state_dir": str(state), "actuator": {"cooldown_s": 600},
-        "ha": {"zookeeper": {"hosts": hosts, "session_timeout_s": SESSION_S},
-               "advisor_id": name}}))
+def settings(cluster: MiniCluster, hosts: str, state: Path, name: str,
+             cooldown_s: float = 600) -> dict[str, Any]:
+    """The configuration of one enforcing advisor of the pair (one shared ``state``)."""
+    return {"rm": {"urls": [cluster.rm_url]}, "sense": LIGHT_SENSE, "dry_run": False,
+            "state_dir": str(state), "actuator": {"cooldown_s": cooldown_s},
+            "ha": {"zookeeper": {"hosts": hosts, "session_timeout_s": SESSION_S},
+                   "advisor_id": name}}
+
+
+def make_advisor(cluster: MiniCluster, hosts: str, state: Path, name: str,
+                 cooldown_s: float = 600) -> Advisor:
+    cfg = per_advisor_config(load_config(None, settings(cluster, hosts, state, name,
+                                                        cooldown_s)))
     advisor = build_live_advisor(cfg)
     start_ha(cfg, advisor)
     return advisor
@@ -168,6 +177,60 @@ def test_a_write_journaled_but_not_saved_is_not_applied_twice(
     assert len(journal(leader, "intent")) == 1
 
 
+def test_rollback_and_explain_after_a_failover_read_both_advisors_journals(
+        mini_cluster: MiniCluster, app: SubmittedApp, zk_hosts: str, tmp_path: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Each advisor journals to its own file; after a failover, rollback and explain run
+    with either advisor's configuration see the actions of both, in time order, and a
+    rollback run on the old leader's host holds the target on the new leader too."""
+    aid = app.app_id
+    rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
+    pair = [make_advisor(mini_cluster, zk_hosts, tmp_path, n, cooldown_s=0) for n in "ab"]
+    configs = {}
+    for name in "ab":
+        configs[name] = tmp_path / f"advisor-{name}.yaml"
+        configs[name].write_text(json.dumps(settings(mini_cluster, zk_hosts, tmp_path, name)))
+    try:
+        wait_until(lambda: sorted(coord(a).status().role for a in pair)
+                   == ["follower", "leader"], 30)
+        first, second = sorted(pair, key=lambda a: coord(a).status().role != "leader")
+        assert act(first, priority(aid, 5)) == {"applied": 1}
+        expire_session(zk_hosts, coord(first).zk.client)
+        wait_until(lambda: coord(second).status().role == "leader", 3 * SESSION_S + 5)
+        assert act(second, priority(aid, 8)) == {"applied": 1}
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 8}
+        ids = [journal(a, "intent")[0]["id"] for a in (first, second)]
+        files = sorted(a.actuator.journal.path.name for a in pair)
+        assert files == ["journal.a.jsonl", "journal.b.jsonl"]
+
+        for name in "ab":  # on either host: both actions, newest first
+            assert cli_main(["rollback", "--since", "1h", "--dry-run", "--json",
+                             "--config", str(configs[name])]) == 0
+            out = json.loads(capsys.readouterr().out)
+            assert sorted(Path(p).name for p in out["read"]) == files
+            assert Path(out["journal"]).name == f"journal.{name}.jsonl"  # its own steps
+            assert [(s["rollback_of"], s["value"]) for s in out["steps"]] == [
+                (ids[1], 5), (ids[0], 0)]
+        assert cli_main(["explain", aid, "--json", "--config", str(configs["a"])]) == 0
+        acted = json.loads(capsys.readouterr().out)["actions"]
+        assert [(x["id"], x["value"], x["outcome"]) for x in acted] == [
+            (ids[0], 5, "applied"), (ids[1], 8, "applied")]
+        assert [x["journal"] for x in acted] == [f"journal.{coord(a).ident}.jsonl"
+                                                 for a in (first, second)]
+        # undone for real from the old leader's host: the RM is back at 0, and the new
+        # leader leaves the target alone (the hold, read from the other journal)
+        assert cli_main(["rollback", "--since", "1h", "--config",
+                         str(configs[coord(first).ident])]) == 0
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 0}
+        print(capsys.readouterr().out, file=sys.stderr)
+        assert act(second, priority(aid, 8)) == {"blocked": 1}
+        assert journal(second, "blocked")[-1]["reason"] == "rollback_hold"
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 0}
+    finally:
+        for a in pair:
+            coord(a).stop()
+
+
 def test_zookeeper_down_no_writes_until_it_is_back(
         mini_cluster: MiniCluster, app: SubmittedApp, private_zk: ZooKeeperServer,
         tmp_path: Path) -> None:
@@ -188,6 +251,49 @@ def test_zookeeper_down_no_writes_until_it_is_back(
         assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 4}
     finally:
         coord(advisor).stop()
+        rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
+
+
+def test_quorum_lost_on_the_ensemble_no_writes_until_it_is_back(
+        mini_cluster: MiniCluster, app: SubmittedApp, zk_ensemble: Ensemble,
+        tmp_path: Path) -> None:
+    """Two of three ZooKeeper servers stopped: the survivor stops serving, the leader's
+    session is suspended, and the daemon writes nothing until the quorum is back."""
+    aid = app.app_id
+    rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
+    hosts = make_chroot(zk_ensemble.hosts)
+    advisor = make_advisor(mini_cluster, hosts, tmp_path, "quorum")
+    down = zk_ensemble.servers[:2]
+    try:
+        wait_until(lambda: coord(advisor).status().role == "leader", 30)
+        t_lost = time.monotonic()
+        for server in down:
+            server.stop()
+        wait_until(lambda: zk_ensemble.servers[2].mode() == "", 15)  # no quorum: not serving
+        stopped = wait_until(lambda: coord(advisor).status().role in ("suspended", "lost"),
+                             3 * SESSION_S + 5)
+        for _ in range(3):  # cycles while the quorum is lost: nothing written
+            assert act(advisor, priority(aid, 4)) == {"blocked": 1}
+        assert journal(advisor, "blocked")[-1]["reason"] == "not_leader"
+        assert journal(advisor, "intent") == []
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 0}
+        for server in down:
+            server.start(wait=False)
+        for server in down:
+            server.wait_serving(60)
+        back = wait_until(lambda: coord(advisor).status().role == "leader", 60)
+        assert act(advisor, priority(aid, 4)) == {"applied": 1}  # state re-read first
+        assert rm(mini_cluster, f"/apps/{aid}/priority") == {"priority": 4}
+        assert len(journal(advisor, "intent")) == 1
+        print(f"quorum lost: writes stopped {stopped - t_lost:.2f}s after two of three "
+              f"servers stopped, leader again {back - t_lost:.2f}s after; modes "
+              f"{zk_ensemble.modes()}", file=sys.stderr)
+    finally:
+        coord(advisor).stop()
+        for server in down:
+            if not server.running:
+                server.start(wait=False)
+        drop_chroot(hosts)
         rm(mini_cluster, f"/apps/{aid}/priority", {"priority": 0})
 
 
