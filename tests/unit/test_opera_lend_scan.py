@@ -54,7 +54,7 @@ def plain_scan(slot: oc.Slot, groups: deque[Group], short: deque[Group],
 SIZES = [(1024.0, 1.0), (2048.0, 1.0), (4096.0, 2.0), (8192.0, 4.0), (1536.0, 0.0),
          (3072.0, 1.0)]
 group_st = st.tuples(st.sampled_from(SIZES), st.booleans(), st.integers(0, 40),
-                     st.sampled_from([1 << 62, 0, 1, 3, 10]))
+                     st.sampled_from([1 << 62, 0, 1, 3, 10, -2]))
 room_st = st.tuples(st.integers(-4, 40).map(lambda k: k * 512.0),
                     st.one_of(st.integers(-1, 16).map(float), st.just(math.inf)))
 node_st = st.tuples(room_st, room_st)

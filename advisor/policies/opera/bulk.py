@@ -131,6 +131,11 @@ def node_update_lend(slot: Slot, groups: deque[Group], short: deque[Group],
             continue
         t = g.task
         d = t.demand
+        if d in no_ga and (not t.eligible or (d in no_oa and g.lend_cap >= 0)):
+            misses += 1  # fits neither GA nor OA: kn = ko = 0, nothing changes
+            if misses >= MAX_MISSES:  # the node's room fits none of the next groups
+                break
+            continue
         if d in no_ga:
             kn = 0
         else:
