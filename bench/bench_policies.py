@@ -17,16 +17,21 @@ the growth table runs at 1k, 2.5k, 5k, 10k, 20k and 40k nodes: the median of
 ``--runs`` decide steps (process CPU time, the steadier figure on a shared
 machine; wall clock beside it), CPU per node and its growth against the
 smallest size (1.00 = linear), the peak memory one decide step allocates, the
-per-policy medians and the recommendations of each kind at 10k. ``--json``
-prints one object.
+per-policy medians and the recommendations of each kind at 10k. Beside them, in the
+same run, the sense side at that size (``--decide-only`` skips it): a bare
+``json.loads`` of ``bench_parse``'s synthetic RM bodies, their decode + parse +
+build as the sensor does it, sense + decide (the target: <= 1 s at 10k nodes), its
+ratio to the bare ``json.loads``, and what one real sensor cycle fetches
+(``_sensor_fetch``). ``--json`` prints one object.
 ``--classifier`` adds a hook that predicts ``SHORT_FRACTION`` of the pending
 request groups short, so OPERA lends (without it everything is long).
-``--policies a,b`` runs only those. Target: <= 1 s per decide step.
+``--policies a,b`` runs only those.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -40,6 +45,10 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _sensor_fetch import sensor_fetch
+from bench_parse import parse_and_build, synthetic_bodies
 
 from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
 from yarn_advisor.advisor.model import (
@@ -330,9 +339,33 @@ class ShortFraction:
         return self.predictions
 
 
-def measure(nodes: int, runs: int, classifier: bool, policies: str, full: bool
-            ) -> dict[str, Any]:
-    """Build the snapshot of ``nodes`` nodes and time ``runs`` decide steps on it."""
+def _sense(nodes: int, runs: int) -> dict[str, Any]:
+    """The sense side at this size, in this run: a bare ``json.loads`` of the RM bodies
+    of ``bench_parse``'s synthetic cluster of ``nodes`` nodes, their decode + parse +
+    build as the sensor does it, and what one real sensor cycle fetches."""
+    bodies = synthetic_bodies(nodes)
+    loads: list[float] = []
+    sense: list[float] = []
+    for _ in range(runs):
+        c0 = time.process_time()
+        for raw in bodies.values():
+            json.loads(raw)
+        loads.append(time.process_time() - c0)
+        c0 = time.process_time()
+        kept = parse_and_build(bodies)
+        gc.collect(0)  # the young collection the paused step defers, over the Snapshot
+        sense.append(time.process_time() - c0)
+        del kept
+    fetched = sensor_fetch(bodies, nodes)
+    return {"json_loads_cpu_s": round(statistics.median(loads), 4),
+            "sense_cpu_s": round(statistics.median(sense), 4),
+            "sensor_requests": fetched["sensor_requests"], "sensor_mb": fetched["sensor_mb"]}
+
+
+def measure(nodes: int, runs: int, classifier: bool, policies: str, full: bool,
+            with_sense: bool = True) -> dict[str, Any]:
+    """Build the snapshot of ``nodes`` nodes and time ``runs`` decide steps on it
+    (``with_sense``: and the sense side at the same size, see :func:`_sense`)."""
     t0 = time.perf_counter()
     snap = build(nodes, full=full)
     built_s = time.perf_counter() - t0
@@ -359,7 +392,12 @@ def measure(nodes: int, runs: int, classifier: bool, policies: str, full: bool
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     kinds = Counter(f"{r.policy}/{r.kind.value}" for r in result.recommendations)
-    return {
+    sense = _sense(nodes, runs) if with_sense else {}
+    if sense:
+        sense["sense_decide_cpu_s"] = round(sense["sense_cpu_s"] + statistics.median(cpu), 4)
+        sense["ratio_to_json_loads"] = round(sense["sense_decide_cpu_s"]
+                                             / sense["json_loads_cpu_s"], 2)
+    return {**sense,
         "nodes": len(snap.nodes), "apps": len(snap.apps), "containers": len(snap.containers),
         "tasks": len(snap.tasks), "pending_containers": snap.pending_requests,
         "build_s": round(built_s, 3), "decide_cpu_s": round(statistics.median(cpu), 4),
@@ -380,9 +418,12 @@ def main() -> None:
     ap.add_argument("--policies", default="", help="comma-separated subset to run")
     ap.add_argument("--full", action="store_true",
                     help="usage for every container and a task for every MapReduce one")
+    ap.add_argument("--decide-only", action="store_true",
+                    help="skip the sense columns (json.loads, sense, sensor fetch)")
     ap.add_argument("--json", action="store_true", help="one JSON object")
     args = ap.parse_args()
-    rows = [measure(n, args.runs, args.classifier, args.policies, args.full)
+    rows = [measure(n, args.runs, args.classifier, args.policies, args.full,
+                    not args.decide_only)
             for n in (args.nodes or SIZES)]
     base = rows[0]
     for r in rows:
@@ -395,13 +436,25 @@ def main() -> None:
         return
     print(f"decide step, median of {args.runs} runs (process CPU seconds; wall in brackets); "
           f"load average {os.getloadavg()[0]:.1f}")
+    sensed = not args.decide_only
     print(f"{'nodes':>7}{'apps':>7}{'containers':>11}{'decide':>16}{'us/node':>9}"
-          f"{'growth':>8}{'peak MiB':>10}")
+          f"{'growth':>8}{'peak MiB':>10}"
+          + (f"{'json.loads':>11}{'sense':>7}{'sense+decide':>13}{'ratio':>7}"
+             f"{'sensor reqs':>12}{'sensor MB':>10}" if sensed else ""))
     for r in rows:
         print(f"{r['nodes']:>7}{r['apps']:>7}{r['containers']:>11}"
               f"{r['decide_cpu_s']:>8.3f} ({r['decide_wall_s']:5.3f}){r['per_node_us']:>9.1f}"
-              f"{r['growth_vs_smallest']:>8.2f}{r['decide_peak_mib']:>10.0f}")
+              f"{r['growth_vs_smallest']:>8.2f}{r['decide_peak_mib']:>10.0f}"
+              + (f"{r['json_loads_cpu_s']:>11.3f}{r['sense_cpu_s']:>7.3f}"
+                 f"{r['sense_decide_cpu_s']:>13.3f}{r['ratio_to_json_loads']:>7.2f}"
+                 f"{r['sensor_requests']:>12}{r['sensor_mb']:>10.1f}" if sensed else ""))
     print("growth: CPU time per node relative to the smallest size (1.00 = linear)")
+    if sensed:
+        print("sense: decode + parse + build of bench_parse's RM bodies at that size (GC "
+              "paused as the sensor does; its deferred young collection included); "
+              "sense+decide: the two medians added; ratio: sense+decide over a bare "
+              "json.loads of the same bodies, this run; sensor: requests and MB one real "
+              "sensor cycle fetches with the default limits")
     for r in rows:
         if r["nodes"] == 10_000:
             print("at 10k nodes, per policy: " + ", ".join(

@@ -119,21 +119,53 @@ def node_update_lend(slot: Slot, groups: deque[Group], short: deque[Group],
         while lane and lane[0].left <= 0:
             lane.popleft()
     misses = 0
+    # demands that fit none of GA (OA) as they stand: fit_count is a pure function of
+    # (demand, room) and the room changes only when something is charged, so a group of
+    # a demand seen not to fit is a miss without the arithmetic (most of a big cluster's
+    # scan is such misses); both sets are emptied whenever the room changes
+    no_ga: set[Vec] = set()
+    no_oa: set[Vec] = set()
     for g in (short if below(slot.ga, min_demand) else groups):
-        if g.left <= 0:
+        left = g.left
+        if left <= 0:
             continue
         t = g.task
-        kn = min(g.left, fit_count(t.demand, slot.ga))
-        if kn:
-            _charge(slot, t, kn, True)
-        ko = min(g.left - kn, g.lend_cap, fit_count(t.demand, slot.oa)) if t.eligible else 0
+        d = t.demand
+        if d in no_ga and (not t.eligible or (d in no_oa and g.lend_cap >= 0)):
+            misses += 1  # fits neither GA nor OA: kn = ko = 0, nothing changes
+            if misses >= MAX_MISSES:  # the node's room fits none of the next groups
+                break
+            continue
+        if d in no_ga:
+            kn = 0
+        else:
+            kn = min(left, fit_count(d, slot.ga))
+            if kn:
+                _charge(slot, t, kn, True)
+                no_ga.clear()
+                no_oa.clear()
+            else:
+                no_ga.add(d)
+        if not t.eligible:
+            ko = 0
+        elif d in no_oa:
+            ko = min(left - kn, g.lend_cap, 0)
+        else:
+            fit = fit_count(d, slot.oa)
+            if not fit:
+                no_oa.add(d)
+            ko = min(left - kn, g.lend_cap, fit)
         if ko:
             _charge(slot, t, ko, False)
             g.lend_cap -= ko
-        g.left -= kn + ko
+            no_ga.clear()
+            no_oa.clear()
+        g.left = left - (kn + ko)
         misses = 0 if kn + ko else misses + 1
         if misses >= MAX_MISSES:  # the node's room fits none of the next groups: enough
             break
+        if not (kn or ko):
+            continue  # nothing charged: the room is as it was when last checked below
         if below(slot.oa, min_demand) and below(slot.ga, min_demand):
             break
     return "lent" if slot.lent != (0.0, 0.0) else "nothing_lent"
