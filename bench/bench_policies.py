@@ -68,6 +68,7 @@ from yarn_advisor.advisor.model import (
     Task,
 )
 from yarn_advisor.advisor.policies import POLICIES
+from yarn_advisor.advisor.snapshot import build_snapshot
 from yarn_advisor.classifiers.live import GroupPrediction, Predictions
 from yarn_advisor.classifiers.naive_bayes import Prediction
 from yarn_advisor.config.schema import PolicySection
@@ -309,19 +310,11 @@ def build(nodes: int = 10_000, seed: int = 7, full: bool = False) -> Snapshot:
         0,
     )
     info = ClusterInfo(1, "STARTED", "ACTIVE", "3.4.1", "3.4.1", TS - 3_600_000)
-    return Snapshot(
-        TS,
-        "http://rm:8088",
-        info,
-        metrics,
-        nodes,
-        queues,
-        tuple(apps),
-        tuple(containers),
-        jobs=tuple(jobs),
-        tasks=tuple(tasks),
-        queue_metrics=beans,
-    )
+    # assembled as the sensor and the simulator assemble theirs (joined, sorted by id)
+    return build_snapshot(taken_at=TS, rm_url="http://rm:8088", cluster=info, metrics=metrics,
+                          scheduler_type="capacityScheduler", queues=queues, nodes=nodes,
+                          apps=apps, containers=containers, jobs=jobs, tasks=tasks,
+                          queue_metrics=beans)
 
 
 class ShortFraction:

@@ -62,10 +62,9 @@ from yarn_advisor.classifiers.records import (
 from yarn_advisor.classifiers.sources import (
     READ_ERRORS,
     ReadReport,
-    UnsupportedCodec,
     damage_of,
     feed_lines,
-    open_binary,
+    read_file,
     walk_files,
 )
 
@@ -170,16 +169,7 @@ def read_jhist(path: Path, report: ReadReport, confs: Mapping[str, Path] | None 
                ) -> TraceJob | None:
     """One job from one ``.jhist`` file, or None if nothing of it is readable
     (counted in ``report``). ``confs`` maps job ids to their ``_conf.xml``."""
-    report.files += 1
-    try:
-        with open_binary(path) as stream:
-            job = _read_events(path, stream, report)
-    except UnsupportedCodec as exc:
-        report.skip("unsupported_file", path, f"{exc} compression is not read")
-        return None
-    except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
-        report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
-        return None
+    job = read_file(path, report, lambda stream: _read_events(path, stream, report))
     if job is None:
         return None
     conf = (confs or {}).get(job.job_id)

@@ -25,7 +25,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol
+from typing import IO, Any, Protocol, TypeVar
 
 from yarn_advisor.classifiers.records import TraceJob
 from yarn_advisor.classifiers.spark_codecs import open_lz4, open_snappy
@@ -62,6 +62,8 @@ _OPENERS: dict[str, Callable[[Path], Any]] = {
 # What a corrupt or truncated compressed stream raises while being read
 # (spark_codecs.CorruptStream is an OSError).
 READ_ERRORS: tuple[type[BaseException], ...] = (OSError, EOFError, lzma.LZMAError)
+
+T = TypeVar("T")
 
 
 def damage_of(exc: BaseException) -> str:
@@ -159,6 +161,27 @@ def open_binary(path: Path) -> IO[bytes]:
         raise UnsupportedCodec(codec)
     stream: IO[bytes] = opener(path)
     return stream
+
+
+def read_file(path: Path, report: ReadReport, read: Callable[[IO[bytes]], T | None],
+              unsupported: str = "{codec} compression is not read") -> T | None:
+    """Count ``path`` as read and give it, opened (decompressed), to ``read``.
+
+    None if it could not be read, counted in ``report``: ``unsupported_file``
+    for a codec not read (described by ``unsupported``), ``truncated_file`` or
+    ``unreadable_file`` for an I/O error or a stream cut or corrupt inside its
+    first block; or if ``read`` returned None (it counts its own reason).
+    Other exceptions of ``read`` propagate.
+    """
+    report.files += 1
+    try:
+        with open_binary(path) as stream:
+            return read(stream)
+    except UnsupportedCodec as exc:
+        report.skip("unsupported_file", path, unsupported.format(codec=exc))
+    except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
+        report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
+    return None
 
 
 def walk_files(root: Path) -> Iterator[Path]:

@@ -50,7 +50,7 @@ from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from yarn_advisor.classifiers.records import (
     FAILED,
@@ -60,14 +60,7 @@ from yarn_advisor.classifiers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.sources import (
-    READ_ERRORS,
-    ReadReport,
-    UnsupportedCodec,
-    damage_of,
-    feed_lines,
-    open_binary,
-)
+from yarn_advisor.classifiers.sources import ReadReport, feed_lines, read_file
 
 FRAMEWORK = "SPARK"
 ROLLING_PREFIX = "eventlog_v2_"
@@ -183,7 +176,6 @@ def read_event_log(log: EventLog, report: ReadReport) -> TraceJob | None:
     app = _App()
     whole = True
     for path in log.files:
-        report.files += 1
         whole = _read_file(path, app, report)
         if not whole:
             break
@@ -204,21 +196,9 @@ def read_event_log(log: EventLog, report: ReadReport) -> TraceJob | None:
 def _read_file(path: Path, app: _App, report: ReadReport) -> bool:
     """Feed one file's events into ``app``; False if it could not be read
     whole (already counted): the log's later files are not read."""
-    try:
-        with open_binary(path) as stream:
-            head = stream.readline()
-            if not _event(head, app, path, report):
-                report.skip("unsupported_file", path, "not a Spark event log (its first "
-                            "line is not an event)")
-                return False
-            cut = "" if head.endswith(b"\n") else "last line cut short"
-            cut = cut or feed_lines(path, stream, report,
-                                    lambda line: _event(line, app, path, report))
-    except UnsupportedCodec as exc:
-        report.skip("unsupported_file", path, f"{exc} compression (a Spark codec) is not read")
-        return False
-    except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
-        report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
+    cut = read_file(path, report, lambda stream: _read_lines(path, stream, app, report),
+                    unsupported="{codec} compression (a Spark codec) is not read")
+    if cut is None:
         return False
     if cut and app.ended:
         report.skip("garbled_line", path, f"after the application's end: {cut}")
@@ -226,6 +206,18 @@ def _read_file(path: Path, app: _App, report: ReadReport) -> bool:
         report.skip("truncated_file", path, f"{cut} ({len(app.tasks)} task(s) read)")
         return False
     return True
+
+
+def _read_lines(path: Path, stream: IO[bytes], app: _App, report: ReadReport) -> str | None:
+    """Feed ``stream``'s events into ``app``; why it was cut (``""``: read to
+    its end), None if it is not an event log (counted)."""
+    head = stream.readline()
+    if not _event(head, app, path, report):
+        report.skip("unsupported_file", path, "not a Spark event log (its first "
+                    "line is not an event)")
+        return None
+    cut = "" if head.endswith(b"\n") else "last line cut short"
+    return cut or feed_lines(path, stream, report, lambda line: _event(line, app, path, report))
 
 
 def _event(line: bytes, app: _App, path: Path, report: ReadReport) -> bool:

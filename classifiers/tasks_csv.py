@@ -44,14 +44,7 @@ from yarn_advisor.classifiers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.sources import (
-    READ_ERRORS,
-    ReadReport,
-    SourceError,
-    UnsupportedCodec,
-    damage_of,
-    open_binary,
-)
+from yarn_advisor.classifiers.sources import ReadReport, SourceError, read_file
 
 COLUMNS = ("job_id", "job_name", "user", "queue", "task_type", "start_ms", "finish_ms",
            "memory_mb", "vcores", "status")
@@ -84,22 +77,20 @@ class TaskCsvReader:
 def read_tasks_csv(path: Path, report: ReadReport) -> list[TraceJob]:
     """The jobs of one task CSV. Raises :class:`SourceError` if its header
     lacks a required column; bad rows are counted in ``report``."""
-    report.files += 1
     jobs: dict[str, _Job] = {}
     try:
-        with open_binary(path) as raw:
-            text = io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="")
-            _read_rows(path, text, jobs, report)
-    except UnsupportedCodec as exc:
-        report.skip("unsupported_file", path, f"{exc} compression is not read")
-    except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
-        report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
+        read_file(path, report, lambda raw: _read_text(path, raw, jobs, report))
     except csv.Error as exc:  # e.g. a NUL byte: the rest of the file cannot be split
         report.skip("truncated_file", path, f"CSV error: {exc}")
     built = [_build(job_id, job) for job_id, job in jobs.items()]
     report.jobs += len(built)
     report.tasks += sum(len(j.maps) + len(j.reduces) + len(j.stage_tasks) for j in built)
     return built
+
+
+def _read_text(path: Path, raw: IO[bytes], jobs: dict[str, _Job], report: ReadReport) -> None:
+    with io.TextIOWrapper(raw, encoding="utf-8-sig", errors="replace", newline="") as text:
+        _read_rows(path, text, jobs, report)
 
 
 def _read_rows(path: Path, text: IO[str], jobs: dict[str, _Job], report: ReadReport) -> None:

@@ -62,7 +62,7 @@ def test_failover_to_the_standby_during_cycles(pair: HAPair, tmp_path: Path) -> 
         assert before[-1].snapshot is not None
         assert before[-1].snapshot.rm_url == pair.url(old)
         lines = len(advisor.actuator.journal.entries())
-        t_kill = pair.kill9(old)
+        t_kill = pair.kill_rm(old)
         deadline = time.monotonic() + 120
         while pair.ha_state(new) != "ACTIVE":
             assert time.monotonic() < deadline, "the standby never took over"

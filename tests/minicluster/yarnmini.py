@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from hadoopconf import LOG4J_CONSOLE, capacity_scheduler, rm_yarn_site, write_conf_dir
+
 HERE = Path(__file__).resolve().parent
 POM = HERE / "pom.xml"
 CACHE = Path(os.environ.get("YARN_ADVISOR_CACHE", Path.home() / ".cache" / "yarn-advisor"))
@@ -62,7 +64,6 @@ JDK17_OPENS = [
     ),
 ]
 
-QUEUES = {"default": 40, "etl": 40, "adhoc": 20}
 RM_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.ResourceManager"
 NM_CLASS = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
 JHS_CLASS = "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer"
@@ -126,13 +127,6 @@ def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-def _site_xml(props: dict[str, object]) -> str:
-    rows = "".join(
-        f"  <property><name>{k}</name><value>{v}</value></property>\n" for k, v in props.items()
-    )
-    return f'<?xml version="1.0"?>\n<configuration>\n{rows}</configuration>\n'
 
 
 @dataclass(frozen=True)
@@ -211,26 +205,8 @@ class MiniCluster:
 
     # --- configuration ---------------------------------------------------
     def _common_yarn(self, cp: str) -> dict[str, object]:
-        w = self.workdir
-        p = self.ports
         app_cp = f"{self.client_conf_dir}:{cp}"
-        return {
-            "yarn.resourcemanager.hostname": "127.0.0.1",
-            "yarn.resourcemanager.address": f"127.0.0.1:{p['rm_rpc']}",
-            "yarn.resourcemanager.scheduler.address": f"127.0.0.1:{p['rm_sched']}",
-            "yarn.resourcemanager.resource-tracker.address": f"127.0.0.1:{p['rm_tracker']}",
-            "yarn.resourcemanager.admin.address": f"127.0.0.1:{p['rm_admin']}",
-            "yarn.resourcemanager.webapp.address": f"127.0.0.1:{p['rm_web']}",
-            "yarn.resourcemanager.scheduler.class": "org.apache.hadoop.yarn.server."
-            "resourcemanager.scheduler.capacity.CapacityScheduler",
-            "yarn.cluster.max-application-priority": 10,
-            "yarn.node-labels.enabled": "true",
-            "yarn.node-labels.fs-store.root-dir": f"file://{w}/node-labels",
-            "yarn.node-labels.configuration-type": "centralized",
-            "yarn.scheduler.configuration.store.class": "memory",
-            "yarn.scheduler.minimum-allocation-mb": 128,
-            "yarn.scheduler.maximum-allocation-mb": 4096,
-            "yarn.scheduler.maximum-allocation-vcores": 4,
+        return rm_yarn_site(self.workdir, self.ports, max_allocation_mb=4096) | {
             "yarn.nodemanager.aux-services": "mapreduce_shuffle",
             "yarn.nodemanager.aux-services.mapreduce_shuffle.class":
                 "org.apache.hadoop.mapred.ShuffleHandler",
@@ -243,7 +219,6 @@ class MiniCluster:
             "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": 100.0,
             "yarn.nodemanager.disk-health-checker.min-free-space-per-disk-mb": 0,
             "yarn.nodemanager.delete.debug-delay-sec": 0,
-            "yarn.log-aggregation-enable": "false",
             "yarn.application.classpath": app_cp,
             "yarn.resourcemanager.nodemanager-connect-retries": 3,
         }
@@ -274,30 +249,13 @@ class MiniCluster:
         }
 
     def _write_conf(self, name: str, yarn: dict[str, object], mapred: dict[str, object]) -> Path:
-        d = self.workdir / "conf" / name
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "core-site.xml").write_text(_site_xml({
-            "fs.defaultFS": "file:///",
-            "hadoop.tmp.dir": f"{self.workdir}/tmp/{name}",
-            **self._core_security(),
-        }))
-        (d / "yarn-site.xml").write_text(_site_xml(yarn))
-        (d / "mapred-site.xml").write_text(_site_xml(mapred))
-        cs: dict[str, object] = {"yarn.scheduler.capacity.root.queues": ",".join(QUEUES)}
-        for q, cap in QUEUES.items():
-            cs[f"yarn.scheduler.capacity.root.{q}.capacity"] = cap
-            cs[f"yarn.scheduler.capacity.root.{q}.maximum-capacity"] = 100
-        cs["yarn.scheduler.capacity.maximum-am-resource-percent"] = 0.5
-        cs["yarn.scheduler.capacity.node-locality-delay"] = 40
-        (d / "capacity-scheduler.xml").write_text(_site_xml(cs))
-        (d / "log4j.properties").write_text(
-            "log4j.rootLogger=INFO,console\n"
-            "log4j.appender.console=org.apache.log4j.ConsoleAppender\n"
-            "log4j.appender.console.target=System.err\n"
-            "log4j.appender.console.layout=org.apache.log4j.PatternLayout\n"
-            "log4j.appender.console.layout.ConversionPattern=%d{ISO8601} %p %c{2}: %m%n\n"
-        )
-        return d
+        core = {"fs.defaultFS": "file:///", "hadoop.tmp.dir": f"{self.workdir}/tmp/{name}",
+                **self._core_security()}
+        return write_conf_dir(
+            self.workdir / "conf" / name,
+            {"core-site": core, "yarn-site": yarn, "mapred-site": mapred,
+             "capacity-scheduler": capacity_scheduler(max_am_share=0.5)},
+            "log4j.rootLogger=INFO,console\n" + LOG4J_CONSOLE)
 
     # --- Kerberos (only with ``kerberos`` set) ----------------------------
     def _core_security(self) -> dict[str, object]:

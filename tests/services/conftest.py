@@ -16,8 +16,9 @@ import shutil
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 import pytest
 from kazoo.client import KazooClient
@@ -28,6 +29,7 @@ from halib import drop_chroot, make_chroot
 from zkserver import Ensemble, ZooKeeperServer
 
 SKIP_REASON = "YARN_ADVISOR_SKIP_CLUSTER=1: real ZooKeeper tests skipped"
+_ZK = TypeVar("_ZK", ZooKeeperServer, Ensemble)
 
 
 def _skip_if_asked() -> None:
@@ -35,18 +37,26 @@ def _skip_if_asked() -> None:
         pytest.skip(SKIP_REASON)
 
 
+def _started(prefix: str, make: Callable[[Path], _ZK], stop: Callable[[_ZK], None],
+             describe: Callable[[_ZK, float], str] | None = None) -> Iterator[_ZK]:
+    """Start ``make(workdir)`` in a fresh temporary folder, yield it, then ``stop``
+    it and remove the folder; ``describe`` says what came up and in how long."""
+    _skip_if_asked()
+    workdir = Path(tempfile.mkdtemp(prefix=prefix))
+    zk = make(workdir)
+    t0 = time.monotonic()
+    zk.start()
+    if describe is not None:
+        print(f"\n{describe(zk, time.monotonic() - t0)}", file=sys.stderr)
+    yield zk
+    stop(zk)
+    shutil.rmtree(workdir, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def zk_server() -> Iterator[ZooKeeperServer]:
-    _skip_if_asked()
-    workdir = Path(tempfile.mkdtemp(prefix="yarn-zk-test-"))
-    server = ZooKeeperServer(workdir)
-    t0 = time.monotonic()
-    server.start()
-    print(f"\nZooKeeper up in {time.monotonic() - t0:.2f}s at {server.address}",
-          file=sys.stderr)
-    yield server
-    server.stop()
-    shutil.rmtree(workdir, ignore_errors=True)
+    yield from _started("yarn-zk-test-", ZooKeeperServer, ZooKeeperServer.stop,
+                        lambda zk, s: f"ZooKeeper up in {s:.2f}s at {zk.address}")
 
 
 @pytest.fixture
@@ -70,26 +80,16 @@ def zk_client(zk_hosts: str) -> Iterator[KazooClient]:
 @pytest.fixture
 def private_zk() -> Iterator[ZooKeeperServer]:
     """A server of the test's own, which it may stop, kill and restart."""
-    _skip_if_asked()
-    workdir = Path(tempfile.mkdtemp(prefix="yarn-zk-private-"))
-    server = ZooKeeperServer(workdir)
-    server.start()
-    yield server
-    server.kill()
-    shutil.rmtree(workdir, ignore_errors=True)
+    yield from _started("yarn-zk-private-", ZooKeeperServer, ZooKeeperServer.kill)
 
 
 @pytest.fixture(scope="module")
 def zk_ensemble() -> Iterator[Ensemble]:
     """Three servers on loopback forming one quorum."""
-    _skip_if_asked()
-    workdir = Path(tempfile.mkdtemp(prefix="yarn-zk-ensemble-"))
-    ensemble = Ensemble(workdir)
-    t0 = time.monotonic()
-    ensemble.start()
-    print(f"\nZooKeeper ensemble up in {time.monotonic() - t0:.2f}s: {ensemble.modes()}",
-          file=sys.stderr)
-    yield ensemble
+    yield from _started("yarn-zk-ensemble-", Ensemble, _kill_all,
+                        lambda e, s: f"ZooKeeper ensemble up in {s:.2f}s: {e.modes()}")
+
+
+def _kill_all(ensemble: Ensemble) -> None:
     for server in ensemble.servers:
         server.kill()
-    shutil.rmtree(workdir, ignore_errors=True)
