@@ -125,7 +125,7 @@ class Actuator:
         entries, self._offset = self.journal.read()
         horizon = self.clock() - max(self.settings.target_window_s, self.settings.cooldown_s)
         for e in entries:  # a restart keeps cooldowns, per-target limits and holds
-            self._learn(e, horizon, own=True)
+            self.learn(e, horizon, own=True)
 
     def enforcing(self, policy: str) -> bool:
         """True when ``policy``'s recommendations are really sent."""
@@ -138,7 +138,7 @@ class Actuator:
         now = snapshot.taken_at / 1000 if self.snapshot_clock else self.clock()
         entries, self._offset = self.journal.read(self._offset)
         for e in entries:  # rollbacks journaled by another process
-            self._learn(e, now, own=False)
+            self.learn(e, now, own=False)
         cycle = _Cycle(self._cycle_block(snapshot, now))
         counts: Counter[ActionKey] = Counter()
         for rec in recs:
@@ -343,7 +343,12 @@ class Actuator:
             return False
 
     # --- history and kill switch --------------------------------------------------
-    def _learn(self, e: Entry, horizon: float, own: bool) -> None:
+    def learn(self, e: Entry, horizon: float, own: bool) -> None:
+        """Take a journaled ``e`` into account: a rollback holds its target; an intent
+        of this advisor's own (``own``) newer than ``horizon`` counts for cooldowns,
+        per-target limits, the target's origin and owner. Called on the journal at
+        start, on lines other processes appended, and by HA for restored or peer
+        advisors' entries."""
         key = (e.kind, e.target)
         if e.policy == "rollback" and e.phase in (Phase.INTENT, Phase.RESULT):
             until = e.ts + self.settings.rollback_hold_s

@@ -204,7 +204,7 @@ class HaCoordinator:
             entries, self._peer_offsets[path] = journal.read(self._peer_offsets[path])
             for e in entries:
                 if e.policy == "rollback":
-                    advisor.actuator._learn(e, now, own=False)
+                    advisor.actuator.learn(e, now, own=False)
 
     def _writer(self) -> dict[str, Any]:
         return {"advisor": self.ident, "identity": self.zk.config.identity,

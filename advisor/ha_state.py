@@ -98,7 +98,7 @@ def learn_unsaved_writes(advisor: Advisor, part: bytes | None) -> int:
     unsaved = [e for e in Journal(path).entries()
                if e.phase is Phase.INTENT and e.ts > saved_at]
     for e in unsaved:
-        a._learn(e, horizon, own=True)
+        a.learn(e, horizon, own=True)
     return len(unsaved)
 
 
