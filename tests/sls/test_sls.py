@@ -138,8 +138,11 @@ def test_one_enforce_advisor_cycle_senses_every_node_and_its_priorities_hold(
     is what SLS's RM now shows for that app, as the journal says."""
     c = sls_cluster
     wait_until(lambda: len(apps_in(c, "ACCEPTED")) >= 2, "apps waiting for an AM")
+    # am_first_alone: SLS's apps give HaSTE nothing else to rank, and by default it then
+    # writes nothing (bench/GAIN_SLS.md); here the write path is what is checked
     cfg = load(ROOT / "examples" / "sls-gain.yaml",
-               {"rm": {"urls": [c.rm_url]}, "state_dir": str(tmp_path)}, params_models())
+               {"rm": {"urls": [c.rm_url]}, "state_dir": str(tmp_path),
+                "policies": {"haste": {"params": {"am_first_alone": True}}}}, params_models())
     sensor = build_sensor(cfg)
     writer = RMWriter(sensor.connectors.rm, cfg.actuator.overcommit_timeout_ms)
     advisor = build_advisor(cfg, sensor, writer, persist=False)

@@ -339,3 +339,20 @@ def test_apps_nothing_tells_apart_fall_back_to_the_default_priority() -> None:
     prio = _by_kind(haste.advise(snap, NEW, haste.Params()).recommendations,
                     Kind.SET_APP_PRIORITY)
     assert {t: (r.previous, r.value) for t, r in prio.items()} == {A1: (10, 0)}
+
+
+def test_an_am_boost_alone_is_not_written_where_nothing_ranks_the_running_apps() -> None:
+    # A1 and A3 run with identical requests and no counts or progress: nothing ranks
+    # them, so raising A2 for its AM would be newest-first for a cycle (SLS: +17 %
+    # mean JCT); by default the queue keeps YARN's default priority
+    apps = [app(A1, [rr(20, 1024, 1, 5)], queue="a", running=1, allocated=(1024, 1)),
+            app(A2, [rr(0, 1024, 1, 1)], queue="a", state="ACCEPTED"),
+            app(A3, [rr(20, 1024, 1, 5)], queue="a", running=1, allocated=(1024, 1))]
+    snap = snapshot(nodes=[node("n1:1", used=(2048, 2))], apps=apps, queues=[queue("root.a")])
+    assert _by_kind(haste.advise(snap, NEW, haste.Params()).recommendations,
+                    Kind.SET_APP_PRIORITY) == {}
+    alone = _by_kind(haste.advise(snap, NEW, haste.Params(am_first_alone=True)).recommendations,
+                     Kind.SET_APP_PRIORITY)
+    assert {t: r.value for t, r in alone.items()} == {A2: 10}
+    # ranked running apps (A1's MapReduce counts): the paper's AM boost is kept
+    assert _by_kind(_three_apps(), Kind.SET_APP_PRIORITY)[A2].value == 10

@@ -39,6 +39,9 @@ class Params(ConfigModel):
     max_priority: int = Field(10, ge=1)
     reduce_ratio_cap: float = Field(10.0, ge=0)
     iteration_rules: Seq[IterationRule] = ()
+    # raise an app waiting for its AM even where nothing ranks the running apps of its
+    # queue (false: those queues stay at YARN's default priority; see README.md)
+    am_first_alone: bool = False
     node_advice: bool = True
     # per-node advice is advisory: the nodes with the most free resources, not all of them
     max_node_advice: int | None = Field(100, ge=0)
