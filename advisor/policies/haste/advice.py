@@ -84,7 +84,8 @@ def _priorities(
             continue
         f, nf, nu, na, pref = (np.round(c, 6).tolist() for c in cols)
         level_of = {a: (bool(inp.is_am[idx[j]]), round(pref[j], 6)) for a, j in best.items()}
-        if not params.am_first_alone and len({lv for lv in level_of.values() if not lv[0]}) < 2:
+        running = [lv for lv in level_of.values() if not lv[0]]
+        if not params.am_first_alone and len(running) > 1 and len(set(running)) == 1:
             # nothing ranks the running apps: an AM boost alone, applied from outside as
             # a whole-app priority for a cycle, is newest-first (+17 % mean JCT on SLS)
             level_of = dict.fromkeys(level_of, (False, 0.0))
