@@ -98,7 +98,9 @@ def test_apps_containers_and_usage(mini_cluster: MiniCluster,
     assert "suite:live" in apps[etl].tags
     sizes = Counter((c.app_id, c.is_am, c.allocated.memory_mb) for c in snap.containers)
     assert sizes[(etl, True, 512)] == 1          # MR AM: yarn.app.mapreduce.am.resource.mb
-    assert sizes[(etl, False, 768)] == 3         # the three maps
+    # the three maps; an MR AM may briefly hold one more container of that size (an
+    # allocation that raced its updated ask, which it then releases: seen in CI under load)
+    assert sizes[(etl, False, 768)] in (3, 4)
     assert sizes[(shell, False, 384)] == 2       # distributed-shell containers
     # running containers per node: for the long-lived shell containers the
     # snapshot's placement matches what each NodeManager itself reports
