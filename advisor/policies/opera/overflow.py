@@ -15,39 +15,22 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
-from yarn_advisor.advisor.policies.opera.bulk import MAX_MISSES, fit_count
-from yarn_advisor.advisor.policies.opera.core import Vec, below
+from yarn_advisor.advisor.policies.opera.bulk import node_update_lend
+from yarn_advisor.advisor.policies.opera.core import ZERO, Slot, Vec
 from yarn_advisor.advisor.policies.opera.inputs import Group
 
 
 def overflow(rooms: Iterable[Vec], groups: Sequence[Group], min_demand: Vec) -> dict[str, int]:
     """Per group key, how many of its pending tasks do not fit the unallocated
     ``rooms`` (one GA per node of one partition) when the groups take them in
-    order. A node whose room fits none of ``MAX_MISSES`` groups in a row is left
-    (as in :func:`~.bulk.node_update_lend`), so the count may be slightly high."""
-    left = {g.key: g.left for g in groups}
-    lane: deque[Group] = deque(g for g in groups if g.left > 0)
+    order: the lending round itself (:func:`~.bulk.node_update_lend`, with its scan
+    bound) on copies of the groups, with nothing to lend (OA = 0)."""
+    copies = [replace(g) for g in groups]
+    lane: deque[Group] = deque(c for c in copies if c.left > 0)
     for room in rooms:
-        while lane and left[lane[0].key] <= 0:
-            lane.popleft()
         if not lane:
             break
-        misses = 0
-        for g in lane:
-            if below(room, min_demand):
-                break
-            n = left[g.key]
-            if n <= 0:
-                continue
-            d = g.task.demand
-            k = min(n, fit_count(d, room))
-            if k:
-                room = (room[0] - d[0] * k, room[1] - d[1] * k)
-                left[g.key] = n - k
-                misses = 0
-            else:
-                misses += 1
-                if misses >= MAX_MISSES:
-                    break
-    return left
+        node_update_lend(Slot(room, ZERO), lane, deque(), min_demand)
+    return {c.key: c.left for c in copies}
