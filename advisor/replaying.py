@@ -1,15 +1,18 @@
 """Run the advisor on a recording: the real connectors against recorded answers.
 
 A replay is always dry-run and keeps its state (the actuator's journal) in a
-temporary directory, never in ``state_dir``; its clock is each recorded
-snapshot's, so cooldowns and windows behave as on the recorded cluster.
+temporary directory, never in ``state_dir``, removed with the advisor; its clock
+is each recorded snapshot's, so cooldowns and windows behave as on the recorded
+cluster.
 """
 
 from __future__ import annotations
 
+import shutil
 import tempfile
+import weakref
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, TypeVar
 
 from yarn_advisor.advisor.daemon import Advisor
 from yarn_advisor.advisor.report import CycleReport
@@ -18,9 +21,23 @@ from yarn_advisor.advisor.wiring import build_advisor, build_sensor
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.connectors.replay import Recording, replaying
 
+_T = TypeVar("_T")
 
-def replay_config(recording: Recording, cfg: AdvisorConfig) -> AdvisorConfig:
-    """``cfg`` pointed at the recorded cluster's addresses, dry-run, state in a temp dir."""
+
+def scratch_dir(prefix: str) -> str:
+    """A new temporary directory for state nobody keeps; see :func:`remove_with`."""
+    return tempfile.mkdtemp(prefix=prefix)
+
+
+def remove_with(owner: _T, path: str) -> _T:
+    """``owner``, with ``path`` removed when ``owner`` is collected or the process
+    exits, so that a replay or an explain leaves nothing behind in the temp dir."""
+    weakref.finalize(owner, shutil.rmtree, path, ignore_errors=True)
+    return owner
+
+
+def replay_config(recording: Recording, cfg: AdvisorConfig, state_dir: str) -> AdvisorConfig:
+    """``cfg`` pointed at the recorded cluster's addresses, dry-run, state in ``state_dir``."""
     manifest = recording.manifest
     return with_overrides(cfg, {
         "rm": {"urls": recording.rm_urls, "history_url": recording.history_url,
@@ -29,15 +46,17 @@ def replay_config(recording: Recording, cfg: AdvisorConfig) -> AdvisorConfig:
                "retry": {"attempts": 1, "base_delay_s": 0.0, "max_delay_s": 0.0,
                          "deadline_s": 1.0}},
         "dry_run": True,
-        "state_dir": tempfile.mkdtemp(prefix="yarn-advisor-replay-"),
+        "state_dir": state_dir,
         "actuator": {"journal_path": None},
     })
 
 
 def replay_advisor(recording: Recording, cfg: AdvisorConfig) -> Advisor:
     """An Advisor sensing the recording (see the module docstring)."""
-    cfg = replay_config(recording, cfg)
-    return build_advisor(cfg, build_sensor(cfg), persist=False, snapshot_clock=True)
+    scratch = scratch_dir("yarn-advisor-replay-")
+    cfg = replay_config(recording, cfg, scratch)
+    advisor = build_advisor(cfg, build_sensor(cfg), persist=False, snapshot_clock=True)
+    return remove_with(advisor, scratch)
 
 
 def replay_cycles(advisor: Advisor, recording: Recording) -> Iterator[CycleReport]:

@@ -8,6 +8,7 @@ those tests (fast local runs), CI never sets it.
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -65,3 +66,4 @@ def mini_cluster() -> Iterator[MiniCluster]:
           f"RM {cluster.rm_url}", file=sys.stderr)
     yield cluster
     cluster.stop()
+    shutil.rmtree(workdir, ignore_errors=True)  # logs and HDFS blocks: tens of MB a session

@@ -9,6 +9,7 @@ to it. Printed: the failover time and the advisor's recovery time.
 
 from __future__ import annotations
 
+import shutil
 import sys
 import tempfile
 import time
@@ -36,12 +37,14 @@ pytestmark = pytest.mark.cluster
 @pytest.fixture(scope="module")
 def pair(mini_cluster: MiniCluster) -> Iterator[HAPair]:
     """Asks for the session cluster only to share its skip switch and its jars."""
-    ha = HAPair(Path(tempfile.mkdtemp(prefix="yarn-chaos-ha-")))
+    workdir = Path(tempfile.mkdtemp(prefix="yarn-chaos-ha-"))
+    ha = HAPair(workdir)
     t0 = time.monotonic()
     ha.start()
     print(f"\nHA pair with ZooKeeper up in {time.monotonic() - t0:.1f}s", file=sys.stderr)
     yield ha
     ha.stop()
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

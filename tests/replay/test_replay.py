@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
+import os
 import re
 import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -248,6 +251,30 @@ def test_replay_json_cli(recording_dir: Path, capsys: pytest.CaptureFixture[str]
         for rec in o["recommendations"]:
             assert {"policy", "kind", "target", "value", "explanation"} <= set(rec)
         assert o["snapshot"]["nodes"] == 2
+
+
+def test_a_replay_leaves_nothing_in_the_temp_dir(recording_dir: Path, tmp_path: Path) -> None:
+    """Its scratch state goes with the process (each run used to leave a directory)."""
+    cmd = [sys.executable, "-m", "yarn_advisor.advisor.cli", "replay", str(recording_dir)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "TMPDIR": str(tmp_path)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "recommend" in done.stdout.lower()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_replay_advisor_takes_its_scratch_state_with_it(
+        recording_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    recording = open_recording(recording_dir)
+    advisor = replay_advisor(recording, load())
+    for _ in replay_cycles(advisor, recording):
+        pass
+    (scratch,) = tmp_path.iterdir()  # the journal's directory, while the advisor lives
+    assert scratch.name.startswith("yarn-advisor-replay-")
+    del advisor
+    gc.collect()
+    assert not scratch.exists()
 
 
 def test_run_replay_serves_metrics_and_stops_on_sigterm(recording_dir: Path) -> None:

@@ -11,6 +11,7 @@ kill -9 of it; when ZooKeeper cannot say, it probes and says why in one line.
 from __future__ import annotations
 
 import logging
+import shutil
 import sys
 import tempfile
 import time
@@ -47,8 +48,8 @@ FELL_BACK = "active RM not found through ZooKeeper"
 
 @pytest.fixture(scope="module")
 def ha_rms(zk_server: ZooKeeperServer) -> Iterator[HAResourceManagers]:
-    pair = HAResourceManagers(Path(tempfile.mkdtemp(prefix="yarn-rm-ha-")),
-                              zk_hosts=zk_server.address,
+    workdir = Path(tempfile.mkdtemp(prefix="yarn-rm-ha-"))
+    pair = HAResourceManagers(workdir, zk_hosts=zk_server.address,
                               cluster_id="yarn-advisor-" + uuid.uuid4().hex[:8])
     t0 = time.monotonic()
     pair.start()
@@ -56,6 +57,7 @@ def ha_rms(zk_server: ZooKeeperServer) -> Iterator[HAResourceManagers]:
           file=sys.stderr)
     yield pair
     pair.stop()
+    shutil.rmtree(workdir, ignore_errors=True)
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ Started only when a test asks for it (all are marked ``cluster``);
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -40,3 +41,4 @@ def sls_cluster() -> Iterator[SlsCluster]:
           f"{cluster.nodes} nodes, RM {cluster.rm_url}", file=sys.stderr)
     yield cluster
     cluster.stop()
+    shutil.rmtree(workdir, ignore_errors=True)
