@@ -9,7 +9,9 @@ a real example item of the Hadoop REST docs with its ids, sizes and times varied
 ``python bench/bench_parse.py`` prints the growth table at 1k, 2.5k, 5k, 10k,
 20k and 40k nodes (``--nodes N``, repeatable, picks sizes; ``--json`` one
 object): the median of ``--runs`` runs of a bare ``json.loads`` of every body,
-of the connectors' decode, and of decode + parse + ``build_snapshot`` (process
+of the connectors' decode (lean for nodes, apps and containers: only the keys
+their parsers read, connectors/lean_json.py), and of decode + parse +
+``build_snapshot`` (process
 CPU seconds, wall clock beside), their ratio, CPU per node against the
 smallest size (1.00 = linear), the peak memory of one decode + parse + build,
 and what one cycle of the real sensor fetches at that size with its default
