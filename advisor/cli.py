@@ -32,7 +32,7 @@ from yarn_advisor.advisor.wiring import build_live_advisor, build_sensor
 from yarn_advisor.classifiers import cli as classifiers_cli
 from yarn_advisor.config.base import ConfigError
 from yarn_advisor.config.schema import AdvisorConfig
-from yarn_advisor.connectors.http import one_line
+from yarn_advisor.connectors.errors import one_line
 from yarn_advisor.connectors.replay import CycleRecorder, Recording, RecordingError, open_recording
 from yarn_advisor.simulator import cli as simulator_cli
 

@@ -38,8 +38,7 @@ from yarn_advisor.config.schema import Sense
 from yarn_advisor.connectors import jmx as jmxp
 from yarn_advisor.connectors import mapreduce as mrp
 from yarn_advisor.connectors import rm as rmp
-from yarn_advisor.connectors.errors import ConnectorError, HTTPStatusError, ParseError
-from yarn_advisor.connectors.http import one_line
+from yarn_advisor.connectors.errors import ConnectorError, HTTPStatusError, ParseError, one_line
 from yarn_advisor.connectors.jmx import JmxClient
 from yarn_advisor.connectors.mapreduce import MapReduceClient
 from yarn_advisor.connectors.rm import RMClient

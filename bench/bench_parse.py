@@ -9,7 +9,9 @@ a real example item of the Hadoop REST docs with its ids, sizes and times varied
 ``python bench/bench_parse.py`` prints the growth table at 1k, 2.5k, 5k, 10k,
 20k and 40k nodes (``--nodes N``, repeatable, picks sizes; ``--json`` one
 object): the median of ``--runs`` runs of a bare ``json.loads`` of every body,
-of the connectors' decode, and of decode + parse + ``build_snapshot`` (process
+of the connectors' decode (lean for nodes, apps and containers: only the keys
+their parsers read, connectors/lean_json.py), and of decode + parse +
+``build_snapshot`` (process
 CPU seconds, wall clock beside), their ratio, CPU per node against the
 smallest size (1.00 = linear), the peak memory of one decode + parse + build,
 and what one cycle of the real sensor fetches at that size with its default
@@ -37,7 +39,7 @@ from yarn_advisor.advisor.gcpause import paused_gc
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.snapshot import build_snapshot
 from yarn_advisor.connectors import parse_rm
-from yarn_advisor.connectors.http import decode_json
+from yarn_advisor.connectors.lean_json import LeanDecoder, RawJSON, decode_json
 
 CONTAINERS_PER_APP = 20  # apps = nodes / 2, so 10 containers per node
 RUNS = 5
@@ -45,6 +47,9 @@ SIZES = (1_000, 2_500, 5_000, 10_000, 20_000, 40_000)  # nodes, for the growth t
 CLUSTER_TS = 1531404209605
 QUEUES = ("a", "b", "c")
 
+# the bodies the RM client leaves raw, and the lean decoder their parser uses
+LEAN: dict[str, LeanDecoder] = {"nodes": parse_rm.LEAN_NODES, "apps": parse_rm.LEAN_APPS,
+                                "containers": parse_rm.LEAN_CONTAINERS}
 PARSERS: dict[str, Callable[[Any], object]] = {
     "cluster_info": parse_rm.parse_cluster_info,
     "cluster_metrics": parse_rm.parse_cluster_metrics,
@@ -196,17 +201,23 @@ def _median(fn: Callable[[], object], runs: int = RUNS) -> tuple[float, float]:
     return statistics.median(wall), statistics.median(cpu)
 
 
+def fetched(bodies: dict[str, bytes]) -> dict[str, Any]:
+    """The bodies as the RM client hands them over: the big collections raw (their
+    parsers decode only what they read), the rest decoded."""
+    return {name: RawJSON(name, raw) if name in LEAN else decode_json(raw, name)
+            for name, raw in bodies.items()}
+
+
 def parse_and_build(bodies: dict[str, bytes]) -> Snapshot:
     """One cycle's decode (as the connectors do it) + parse + Snapshot build, with
     the cyclic collector paused for the whole step as ``LiveSensor.sense`` does."""
     with paused_gc():
-        return build_from_decoded({name: decode_json(raw.decode(), name)
-                                   for name, raw in bodies.items()})
+        return build_from_decoded(fetched(bodies))
 
 
 def build_from_decoded(decoded: dict[str, Any]) -> Snapshot:
-    """Parse already-decoded bodies and build the Snapshot (what the parse
-    functions' contract covers: they take decoded JSON)."""
+    """Parse fetched bodies (decoded JSON, or RawJSON for the parser to decode)
+    and build the Snapshot."""
     parsed = {name: PARSERS[name](body) for name, body in decoded.items()}
     sched_type, queues = parsed["scheduler"]  # type: ignore[misc]
     return build_snapshot(
@@ -237,7 +248,7 @@ def measure(n_nodes: int, runs: int = RUNS) -> dict[str, Any]:
 
     def connectors_decode() -> None:
         for name, raw in bodies.items():
-            decode_json(raw.decode(), name)
+            LEAN[name].items(raw) if name in LEAN else decode_json(raw, name)
 
     loads = _median(bare, runs)
     decode = _median(connectors_decode, runs)

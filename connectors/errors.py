@@ -98,3 +98,10 @@ class ZooKeeperAuthError(ConnectorError):
     """ZooKeeper refused our SASL credentials, or an ACL denies this client."""
 
     reason = "auth"
+
+
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's message on one line, bounded (some libraries write paragraphs),
+    with any URL's user and password hidden."""
+    text = redact_url(" ".join(str(exc).split()))
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -17,22 +17,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import pydantic_core
 import requests
 import urllib3
 
-from yarn_advisor.advisor.gcpause import paused_gc
 from yarn_advisor.connectors.deadline import Watchdog, install
 from yarn_advisor.connectors.errors import (
     AuthError,
     ConnectorError,
     HTTPStatusError,
-    ParseError,
     TimeoutError_,
     UnavailableError,
+    one_line,
     redact_url,
 )
 from yarn_advisor.connectors.kerberos import KerberosLogin, SpnegoAuth  # gssapi: lazily
+from yarn_advisor.connectors.lean_json import RawJSON, decode_json
 
 RETRYABLE_STATUS = frozenset({429, 500, 502, 503, 504})
 
@@ -169,10 +168,15 @@ class HttpClient:
 
     def get_json(self, url: str, params: Mapping[str, str] | None = None) -> Any:
         """GET and decode a JSON body; a garbled or empty body is a ParseError."""
+        raw = self.get_raw(url, params)
+        return decode_json(raw.data, raw.url)
+
+    def get_raw(self, url: str, params: Mapping[str, str] | None = None) -> RawJSON:
+        """GET a body to decode later, by the parser that knows its shape."""
         resp = self.request("GET", url, params=params)
         if 300 <= resp.status_code < 400:
             raise HTTPStatusError(resp.status_code, url, resp.headers.get("Location", ""))
-        return decode_json(resp.text, url)
+        return RawJSON(url, resp.content)
 
     def _record(self, method: str, resp: requests.Response) -> None:
         if self.recorder is None:
@@ -209,27 +213,6 @@ def _read_body(resp: requests.Response, deadline: float) -> None:
     # requests keeps a read body in these two attributes (what .content does)
     resp._content = b"".join(chunks)
     resp._content_consumed = True  # type: ignore[attr-defined]
-
-
-def one_line(exc: BaseException, limit: int = 300) -> str:
-    """An exception's message on one line, bounded (some libraries write paragraphs),
-    with any URL's user and password hidden."""
-    text = redact_url(" ".join(str(exc).split()))
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def decode_json(text: str, url: str) -> Any:
-    """Decode a JSON body; ParseError (one line) if it is not JSON.
-
-    pydantic_core's parser (already a dependency): about a fifth faster than
-    ``json.loads`` on large RM bodies (bench/bench_parse.py), and a deeply nested
-    body is a ValueError at its recursion limit, not a RecursionError."""
-    try:
-        with paused_gc():  # decoding allocates no cycles; skip the collector's walks
-            return pydantic_core.from_json(text)
-    except ValueError as exc:
-        raise ParseError(f"{redact_url(url)}: body is not JSON ({one_line(exc)}): "
-                         f"{text[:120]!r}") from exc
 
 
 def _status_error(resp: requests.Response) -> HTTPStatusError:

@@ -47,6 +47,7 @@ from yarn_advisor.connectors._json import (
     wrapped_list,
 )
 from yarn_advisor.connectors.errors import ParseError
+from yarn_advisor.connectors.lean_json import LeanDecoder, RawJSON, decode_json
 
 __all__ = [
     "app_id_of_attempt",
@@ -328,14 +329,24 @@ def _pct(part: int, whole: int) -> float:
 # --------------------------------------------------------------------------- nodes
 
 
+# the keys _node reads (tests/unit/test_lean_json.py checks the list is whole)
+NODE_KEYS = (
+    "id", "nodeHostName", "rack", "state", "nodeHTTPAddress", "nodeLabels",
+    "usedResource", "usedMemoryMB", "usedVirtualCores",
+    "availableResource", "availMemoryMB", "availableVirtualCores",
+    "totalResource", "numContainers", "resourceUtilization", "lastHealthUpdate", "version",
+)
+LEAN_NODES = LeanDecoder("nodes", "node", NODE_KEYS)
+
+
 def parse_nodes(body: object) -> tuple[Node, ...]:
     """``{"nodes": {"node": [...]}}`` or ``{"node": {...}}`` -> Nodes.
 
     ``usedResource``/``availableResource``/``totalResource`` are preferred over
     the flat MB/vcore fields; without ``totalResource`` (before 3.x) the total
-    is used + available.
+    is used + available. ``body`` is decoded JSON, or a RawJSON decoded here.
     """
-    items = items_or_single(body, "nodes", "node", NODES)
+    items = _items(body, LEAN_NODES, NODES)
     with paused_gc():
         return tuple([_node(n) for n in items])
 
@@ -384,10 +395,23 @@ def _utilization(u: JSON) -> NodeUtilization:
 # --------------------------------------------------------------------------- apps
 
 
+# the keys _app reads (tests/unit/test_lean_json.py checks the list is whole)
+APP_KEYS = (
+    "id", "name", "user", "queue", "applicationType", "applicationTags", "state",
+    "finalStatus", "priority", "progress", "startedTime", "finishedTime", "elapsedTime",
+    "allocatedMB", "allocatedVCores", "reservedMB", "reservedVCores", "runningContainers",
+    "amHostHttpAddress", "trackingUrl", "resourceRequests", "resourceInfo",
+    "memorySeconds", "vcoreSeconds", "clusterUsagePercentage", "queueUsagePercentage",
+    "appNodeLabelExpression",
+)
+LEAN_APPS = LeanDecoder("apps", "app", APP_KEYS)
+
+
 def parse_apps(body: object) -> tuple[App, ...]:
     """``{"apps": {"app": [...]}}`` (``{"apps": null}`` when empty) or
-    ``{"app": {...}}`` -> Apps. ``-1`` allocations of finished apps become 0."""
-    items = items_or_single(body, "apps", "app", APPS)
+    ``{"app": {...}}`` -> Apps. ``-1`` allocations of finished apps become 0.
+    ``body`` is decoded JSON, or a RawJSON decoded here."""
+    items = _items(body, LEAN_APPS, APPS)
     with paused_gc():
         return tuple([_app(a) for a in items])
 
@@ -528,13 +552,22 @@ def app_id_of_attempt(attempt_id: str) -> str:
 # --------------------------------------------------------------------------- containers
 
 
+# the keys _container reads (tests/unit/test_lean_json.py checks the list is whole)
+CONTAINER_KEYS = (
+    "containerId", "allocatedMB", "allocatedVCores", "allocatedResources",
+    "assignedNodeId", "nodeId", "priority", "startedTime", "containerState", "executionType",
+)
+LEAN_CONTAINERS = LeanDecoder("containers", "container", CONTAINER_KEYS)
+
+
 def parse_containers(body: object) -> tuple[Container, ...]:
     """``{"containers": {"container": [...]}}`` or ``{"container": {...}}`` -> Containers.
 
     Numbers may be strings (the RM DAO renders them so). The app id comes from
-    the container id; the AM is container number 1.
+    the container id; the AM is container number 1. ``body`` is decoded JSON,
+    or a RawJSON decoded here.
     """
-    items = items_or_single(body, "containers", "container", CONTAINERS)
+    items = _items(body, LEAN_CONTAINERS, CONTAINERS)
     with paused_gc():
         return tuple([_container(c) for c in items])
 
@@ -620,6 +653,17 @@ def parse_conf_property(body: object) -> tuple[str, str] | None:
     if not isinstance(prop, dict) or not isinstance(prop.get("key"), str):
         raise ParseError(f"/conf: unexpected property {prop!r:.100}")
     return prop["key"], as_str(prop.get("value"))
+
+
+def _items(body: object, lean: LeanDecoder, endpoint: str) -> list[JSON]:
+    """The items of a collection body: a RawJSON decoded leanly where its shape
+    allows, else in full; decoded JSON as it is."""
+    if isinstance(body, RawJSON):
+        items = lean.items(body.data)
+        if items is not None:
+            return items
+        body = decode_json(body.data, body.url)
+    return items_or_single(body, lean.plural, lean.singular, endpoint)
 
 
 def _shape(body: object) -> str:

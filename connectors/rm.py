@@ -1,7 +1,9 @@
 """ResourceManager REST connector: find the active RM, fetch its endpoints.
 
 Fetching and parsing are separate: :class:`RMClient` returns decoded JSON
-bodies; the pure ``parse_*`` functions (defined in :mod:`yarn_advisor.connectors.parse_rm`
+bodies, and the big collections (nodes, apps, containers) as fetched, for their
+parser to decode only what it reads (:mod:`yarn_advisor.connectors.lean_json`).
+The pure ``parse_*`` functions (defined in :mod:`yarn_advisor.connectors.parse_rm`
 and re-exported here, the public names) turn them into model objects.
 
 RM HA: given several RM web addresses the client probes
@@ -13,8 +15,8 @@ it raises :class:`~yarn_advisor.connectors.errors.StandbyError`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, TypeVar
 
 from yarn_advisor.connectors.errors import (
     AuthError,
@@ -26,6 +28,7 @@ from yarn_advisor.connectors.errors import (
     redact_url,
 )
 from yarn_advisor.connectors.http import HttpClient
+from yarn_advisor.connectors.lean_json import RawJSON
 from yarn_advisor.connectors.parse_rm import (
     parse_app_attempts,
     parse_apps,
@@ -50,6 +53,8 @@ __all__ = [
     "parse_scheduler",
     "parse_scheduler_conf",
 ]
+
+_T = TypeVar("_T")
 
 BASE = "/ws/v1/cluster"
 LIVE_APP_STATES = "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"
@@ -112,11 +117,20 @@ class RMClient:
         raise only("no active ResourceManager reachable: " + why)
 
     def get(self, path: str, params: Mapping[str, str] | None = None) -> Any:
-        """GET a path on the active RM, re-resolving once after a failover."""
+        """GET and decode a path on the active RM, re-resolving once after a failover."""
+        return self._on_active(self.http.get_json, path, params)
+
+    def get_raw(self, path: str, params: Mapping[str, str] | None = None) -> RawJSON:
+        """GET a path on the active RM, left for its parse function to decode."""
+        return self._on_active(self.http.get_raw, path, params)
+
+    def _on_active(self, read: Callable[[str, Mapping[str, str] | None], _T], path: str,
+                   params: Mapping[str, str] | None) -> _T:
+        """``read`` the path on the active RM, re-resolving once after a failover."""
         for retry in (False, True):
             url = self.active_url
             try:
-                return self.http.get_json(f"{url}{path}", params)
+                return read(f"{url}{path}", params)
             except HTTPStatusError as exc:
                 if exc.status != 307 or retry:
                     raise
@@ -126,7 +140,7 @@ class RMClient:
             self._active = None
         raise AssertionError("unreachable")
 
-    # --- reads (decoded bodies; parse with the parse_* functions) -----------
+    # --- reads (bodies for the parse_* functions; the big collections raw) ---
     def cluster_info(self) -> Any:
         """Info of the RM we follow; re-resolves if it is no longer active."""
         body = self.get(f"{BASE}/info")
@@ -145,22 +159,22 @@ class RMClient:
     def scheduler(self) -> Any:
         return self.get(f"{BASE}/scheduler")
 
-    def nodes(self) -> Any:
-        return self.get(f"{BASE}/nodes")
+    def nodes(self) -> RawJSON:
+        return self.get_raw(f"{BASE}/nodes")
 
-    def live_apps(self) -> Any:
-        return self.get(f"{BASE}/apps", {"states": LIVE_APP_STATES})
+    def live_apps(self) -> RawJSON:
+        return self.get_raw(f"{BASE}/apps", {"states": LIVE_APP_STATES})
 
-    def finished_apps(self, since_ms: int) -> Any:
-        return self.get(
+    def finished_apps(self, since_ms: int) -> RawJSON:
+        return self.get_raw(
             f"{BASE}/apps", {"states": DONE_APP_STATES, "finishedTimeBegin": str(since_ms)}
         )
 
     def app_attempts(self, app_id: str) -> Any:
         return self.get(f"{BASE}/apps/{app_id}/appattempts")
 
-    def containers(self, app_id: str, attempt_id: str) -> Any:
-        return self.get(f"{BASE}/apps/{app_id}/appattempts/{attempt_id}/containers")
+    def containers(self, app_id: str, attempt_id: str) -> RawJSON:
+        return self.get_raw(f"{BASE}/apps/{app_id}/appattempts/{attempt_id}/containers")
 
     def scheduler_conf(self) -> Any:
         """The CapacityScheduler's live configuration (mutable store, admin only)."""

@@ -31,7 +31,7 @@ from yarn_advisor.connectors.errors import (
     StandbyError,
     redact_url,
 )
-from yarn_advisor.connectors.http import decode_json
+from yarn_advisor.connectors.lean_json import decode_json
 from yarn_advisor.connectors.rm import BASE, RMClient
 
 FINAL_APP_STATES = frozenset({"FINISHED", "FAILED", "KILLED"})

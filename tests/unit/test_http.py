@@ -253,7 +253,7 @@ def test_a_trickled_answer_ends_at_the_total_timeout(trickling_server: int) -> N
 
 @pytest.mark.parametrize("body", ["[" * 5000 + "]" * 5000, '{"a": ' + "9" * 400 + "}"])
 def test_deep_or_huge_json_decodes_or_is_a_parse_error(body: str) -> None:
-    from yarn_advisor.connectors.http import decode_json
+    from yarn_advisor.connectors.lean_json import decode_json
 
     try:
         decode_json(body, "u")

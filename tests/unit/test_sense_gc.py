@@ -12,6 +12,7 @@ import pytest
 from test_sense_ha import BUSY, FakeHttp, _manifest_urls, _sensor
 
 from yarn_advisor.advisor.sense import SenseError
+from yarn_advisor.connectors.lean_json import RawJSON
 
 
 class GcWatchingHttp(FakeHttp):
@@ -21,9 +22,9 @@ class GcWatchingHttp(FakeHttp):
         super().__init__(*args, **kwargs)
         self.gc_enabled: list[bool] = []
 
-    def get_json(self, url: str, params: Mapping[str, str] | None = None) -> Any:
+    def get_raw(self, url: str, params: Mapping[str, str] | None = None) -> RawJSON:
         self.gc_enabled.append(gc.isenabled())
-        return super().get_json(url, params)
+        return super().get_raw(url, params)
 
 
 def test_the_collector_is_paused_for_every_read_and_back_after() -> None:

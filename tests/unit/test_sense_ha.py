@@ -21,9 +21,10 @@ from yarn_advisor.advisor.sense import Connectors, LiveSensor, SenseError
 from yarn_advisor.advisor.settings import load_config
 from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError, UnavailableError
 from yarn_advisor.connectors.jmx import JmxClient
+from yarn_advisor.connectors.lean_json import RawJSON
 from yarn_advisor.connectors.mapreduce import MapReduceClient
 from yarn_advisor.connectors.replay import open_recording
-from yarn_advisor.connectors.rm import RMClient
+from yarn_advisor.connectors.rm import RMClient, parse_apps
 
 ROOT = Path(__file__).resolve().parents[2]
 HA = ROOT / "examples" / "recordings" / "ha-standby"
@@ -50,7 +51,7 @@ class FakeHttp:
         self.fail = fail
         self.asked: list[str] = []
 
-    def get_json(self, url: str, params: Mapping[str, str] | None = None) -> Any:
+    def get_raw(self, url: str, params: Mapping[str, str] | None = None) -> RawJSON:
         full = _key(url + ("?" + urlencode(params) if params else ""))
         self.asked.append(full)
         if any(f in full for f in self.fail) or full not in self.bodies:
@@ -58,7 +59,10 @@ class FakeHttp:
         status, body = self.bodies[full]
         if status >= 300:
             raise HTTPStatusError(status, full, body)
-        return json.loads(body)
+        return RawJSON(full, body.encode())
+
+    def get_json(self, url: str, params: Mapping[str, str] | None = None) -> Any:
+        return json.loads(self.get_raw(url, params).data)
 
 
 def _manifest_urls(recording: Path) -> list[str]:
@@ -103,8 +107,7 @@ def test_a_307_from_a_standby_re_resolves_once_and_reads_from_the_active() -> No
     rm._active = standby  # it was active a moment ago: a failover happened since
     http.bodies[f"{standby}/ws/v1/cluster/apps?states={LIVE}"] = \
         http.bodies[f"{standby}/ws/v1/cluster/apps"]  # the standby's real 307, for this query
-    body = rm.live_apps()
-    assert isinstance(body, dict) and "apps" in body
+    assert parse_apps(rm.live_apps())
     assert rm.active_url == active
     assert http.asked == [f"{standby}/ws/v1/cluster/apps?states={LIVE}",
                           f"{standby}/ws/v1/cluster/info", f"{active}/ws/v1/cluster/info",
