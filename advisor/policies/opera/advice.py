@@ -89,7 +89,9 @@ def advise(snapshot: Snapshot, state: State, params: Params,
                 nxt.blocks[nid] = relief.block
         view = views.get(n.partition) or views.setdefault(n.partition, queue.view(n.partition))
         res = reserved.get(nid, [])
-        if not res and nid not in state.bases and not relief.kill:
+        # not raised, not relieved, nothing reserved: nothing to give back
+        plain = not res and nid not in state.bases and not relief.kill
+        if plain:
             if nid in state.lent_at:
                 later.run()  # skipping drops its lend time: the queue must be current
             if view.head() is None:
@@ -103,6 +105,8 @@ def advise(snapshot: Snapshot, state: State, params: Params,
                 branches.append(node_update_lend(slot, *order, min_demand))
             else:
                 later.add(slot, branches, order, min_demand)
+                if plain and nid not in state.lent_at:
+                    continue  # lends nothing, holds nothing: keeps C_i, recommends nothing
         elif min_demand is not None:
             for _ in range(params.node_updates_per_cycle):
                 branches.append(_update(slot, res, view, min_demand, params))
