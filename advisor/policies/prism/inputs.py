@@ -88,7 +88,10 @@ def build(snap: Snapshot, prof: Profiles) -> Inputs:
     jobs = {j.app_id: j for j in snap.jobs}
     map_only = {aid: j.reduces_total == 0 for aid, j in jobs.items()}
     maps_open = {aid for aid, j in jobs.items() if j.maps_completed < j.maps_total}
-    cont = {c.id: c for c in snap.containers}
+    # only the containers of running tasks, and the measured ones, are read below
+    wanted = {t.container_id for t in snap.tasks if t.state == "RUNNING"}
+    cont = {c.id: c for c in snap.containers if c.id in wanted}
+    measured = [c for c in snap.containers if (u := c.usage) is not None and u.samples > 0]
     keys: list[Key] = []
     kidx: dict[Key, int] = {}
     nidx: dict[str, int] = {}
@@ -144,7 +147,7 @@ def build(snap: Snapshot, prof: Profiles) -> Inputs:
     est = np.where((usage[:, 0] > 0)[:, None], np.minimum(usage[:, 1:], alloc), alloc)
     est = np.where(has[ko][:, None], np.minimum(prof_v[ko], alloc), est) if len(rows) else est
     inp.estimate = est
-    _node_sums(snap, inp, set(ids), nidx, arr[:, 7].astype(np.int64), alloc, est)
+    _node_sums(snap, measured, inp, set(ids), nidx, arr[:, 7].astype(np.int64), alloc, est)
     total = {a.id: a.allocated.memory_mb for a in snap.apps}
     inp.urgency = {aid: round(min(1.0, w / total[aid]), 4) for aid, w in sorted(waiting.items())
                    if total.get(aid, 0) > 0}
@@ -156,15 +159,16 @@ def build(snap: Snapshot, prof: Profiles) -> Inputs:
     return inp
 
 
-def _node_sums(snap: Snapshot, inp: Inputs, task_ids: set[str], nidx: dict[str, int],
-               idx: IntArray, alloc: FloatArray, est: FloatArray) -> None:
+def _node_sums(snap: Snapshot, measured: list[Container], inp: Inputs, task_ids: set[str],
+               nidx: dict[str, int], idx: IntArray, alloc: FloatArray, est: FloatArray) -> None:
     """Per node: allocated-but-idle resources and the phase-level usage (the
     node's allocation less them); containers without a task or a measurement
-    are expected to use their whole allocation."""
+    (``measured``: the snapshot's containers with samples, in its order) are
+    expected to use their whole allocation."""
     rows = []
-    for c in snap.containers:
+    for c in measured:
         u = c.usage
-        if u is not None and u.samples > 0 and c.id not in task_ids:
+        if u is not None and c.id not in task_ids:
             ni = nidx.get(c.node_id)
             if ni is None:
                 ni = nidx[c.node_id] = len(nidx)
