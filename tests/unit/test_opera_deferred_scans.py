@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import sys
-from collections import deque
 from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
@@ -21,7 +20,6 @@ import pytest
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies import opera
 from yarn_advisor.advisor.policies.opera import advice
-from yarn_advisor.advisor.policies.opera.inputs import Group
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -40,8 +38,11 @@ BENCH = _bench()
 SNAP: Snapshot = BENCH.build(300)
 
 
-def _eager(self: Any, slot: Any, branches: list[str],
-           order: tuple[deque[Group], deque[Group]], min_demand: Any) -> None:
+def _eager(self: Any, n: Any, relief: Any, slot: Any, branches: list[str], order: Any,
+           min_demand: Any) -> None:
+    """``_Deferred.add`` that scans at once: every node scanned in its turn."""
+    if slot is None:
+        slot = advice._slot(n, relief, opera.Params(), False)
     branches.append(advice.node_update_lend(slot, *order, min_demand))
 
 

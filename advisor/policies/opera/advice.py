@@ -75,7 +75,7 @@ def advise(snapshot: Snapshot, state: State, params: Params,
     quiet = oc.Relief("NONE", False, floor, quiet_branch)
     views: dict[str, QueueView] = {}
     orders: dict[str, tuple[deque[Group], deque[Group]]] = {}
-    later = _Deferred()
+    later = _Deferred(params, mem_only)
     for n in nodes:
         nid = n.node.id
         block = state.blocks.get(nid)
@@ -96,20 +96,23 @@ def advise(snapshot: Snapshot, state: State, params: Params,
                 later.run()  # skipping drops its lend time: the queue must be current
             if view.head() is None:
                 continue  # nothing to assign, nothing lent: the node keeps its capacity
-        slot = _slot(n, relief, params, mem_only)
         branches: list[str] = []
         if min_demand is not None and params.reservation == "none":
             order = orders.get(n.partition) or orders.setdefault(
                 n.partition, queue.in_order(n.partition))
+            if not order[1] and plain and nid not in state.lent_at:
+                later.add(n, relief, None, branches, order, min_demand)
+                continue  # lends nothing, holds nothing: keeps C_i, recommends nothing
+            slot = _slot(n, relief, params, mem_only)
             if order[1]:  # some group may still be lent: the scan decides
                 branches.append(node_update_lend(slot, *order, min_demand))
             else:
-                later.add(slot, branches, order, min_demand)
-                if plain and nid not in state.lent_at:
-                    continue  # lends nothing, holds nothing: keeps C_i, recommends nothing
-        elif min_demand is not None:
-            for _ in range(params.node_updates_per_cycle):
-                branches.append(_update(slot, res, view, min_demand, params))
+                later.add(n, relief, slot, branches, order, min_demand)
+        else:
+            slot = _slot(n, relief, params, mem_only)
+            if min_demand is not None:
+                for _ in range(params.node_updates_per_cycle):
+                    branches.append(_update(slot, res, view, min_demand, params))
         hold = (not relief.kill and slot.lent == oc.ZERO and nid in state.lent_at
                 and now - state.lent_at[nid] < params.return_after_s * 1000)
         if slot.lent != oc.ZERO:
@@ -160,15 +163,21 @@ class _Deferred:
     queue when it could be, which changes nothing (it has no scan to run and nothing to
     recommend) unless it holds a lend time, so then the scans run first."""
 
-    def __init__(self) -> None:
-        self.scans: list[tuple[oc.Slot, list[str], tuple[deque[Group], deque[Group]], oc.Vec]] = []
+    def __init__(self, params: Params, mem_only: bool) -> None:
+        self.params, self.mem_only = params, mem_only
+        self.scans: list[tuple[NodeIn, oc.Relief, oc.Slot | None, list[str],
+                               tuple[deque[Group], deque[Group]], oc.Vec]] = []
 
-    def add(self, slot: oc.Slot, branches: list[str],
+    def add(self, n: NodeIn, relief: oc.Relief, slot: oc.Slot | None, branches: list[str],
             order: tuple[deque[Group], deque[Group]], min_demand: oc.Vec) -> None:
-        self.scans.append((slot, branches, order, min_demand))
+        """Put off ``n``'s scan; without ``slot`` (no explanation will read it), the
+        node's slot is made when the scan runs."""
+        self.scans.append((n, relief, slot, branches, order, min_demand))
 
     def run(self) -> None:
-        for slot, branches, order, min_demand in self.scans:
+        for n, relief, slot, branches, order, min_demand in self.scans:
+            if slot is None:
+                slot = _slot(n, relief, self.params, self.mem_only)
             branches.append(node_update_lend(slot, *order, min_demand))
         self.scans.clear()
 
