@@ -213,10 +213,20 @@ def _pool(app: App, job: MRJob | None, pend: list[int] | None, prof: Profiles) -
     if job is None and pend is None:
         return None
     p = pend or [0, 0, 0, 0, 0]
-    rows = [r for r in app.resource_requests if r.num_containers > 0]
-    star = [r for r in rows if r.resource_name == "*"]
-    map_rows = sum(r.num_containers for r in star if r.priority in MAP_PRIORITIES)
-    red_rows = sum(r.num_containers for r in star if r.priority == REDUCE_PRIORITY)
+    star: list[ResourceRequest] = []
+    hosts: list[ResourceRequest] = []  # map rows naming a host
+    map_rows = red_rows = 0
+    for r in app.resource_requests:  # one pass: this runs for every job each cycle
+        if r.num_containers <= 0:
+            continue
+        if r.resource_name == "*":
+            star.append(r)
+            if r.priority in MAP_PRIORITIES:
+                map_rows += r.num_containers
+            elif r.priority == REDUCE_PRIORITY:
+                red_rows += r.num_containers
+        elif r.priority in MAP_PRIORITIES and not r.resource_name.startswith("/"):
+            hosts.append(r)
     maps_pending = max(job.maps_pending if job else 0, map_rows, p[0])
     reduces_pending = max(job.reduces_pending if job else 0, red_rows, p[1])
     if job is not None and job.maps_total > 0:
@@ -227,11 +237,9 @@ def _pool(app: App, job: MRJob | None, pend: list[int] | None, prof: Profiles) -
         z = (0.0, 0.0)
         return JobPool(app, 0, 0, {}, z, z, z, z, done, map_only, (0, 0))
     local: dict[str, int] = {}
-    for r in rows:
-        if r.priority in MAP_PRIORITIES and r.resource_name != "*" \
-                and not r.resource_name.startswith("/"):
-            local[r.resource_name] = min(maps_pending, local.get(r.resource_name, 0)
-                                         + r.num_containers)
+    for r in hosts:
+        local[r.resource_name] = min(maps_pending, local.get(r.resource_name, 0)
+                                     + r.num_containers)
     n = max(1, app.running_containers)
     mean = (app.allocated.memory_mb / n, app.allocated.vcores / n)
     map_size = _size(star, MAP_PRIORITIES, mean)
