@@ -46,7 +46,7 @@ from typing import Protocol
 from yarn_advisor.advisor.gcpause import paused_gc
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies import POLICIES, Policy, PolicyResult, params_models
-from yarn_advisor.advisor.recommendation import JsonDict, Recommendation
+from yarn_advisor.advisor.recommendation import Explanation, JsonDict, Kind, Recommendation
 from yarn_advisor.classifiers.live import Predictions
 from yarn_advisor.config.schema import AdvisorConfig, PolicySection, from_dict
 
@@ -190,10 +190,15 @@ def _decide(snapshot: Snapshot, state: AdvisorState, config: EngineConfig,
     return Decision(resolve_conflicts(produced), next_states, predictions, timing, tuple(errors))
 
 
+# plain strings: hashing a Kind (an Enum) runs Python code, its str value does not
+_ADVISORY = frozenset(k.value for k in Kind if k.advisory)
+
+
 def _conflict_key(r: Recommendation) -> tuple[str, ...]:
     """Writes conflict per (kind, target); advice is never written, so advice from
     different policies on one target all stands."""
-    return (r.kind, r.target, r.policy) if r.kind.advisory else (r.kind, r.target)
+    kind = r.kind._value_
+    return (kind, r.target, r.policy) if kind in _ADVISORY else (kind, r.target)
 
 
 def _checked(name: str, result: object) -> list[Recommendation]:
@@ -210,15 +215,17 @@ def resolve_conflicts(recs: list[Recommendation]) -> tuple[Recommendation, ...]:
     """Keep the first recommendation per conflict key; note the losers in it."""
     first: dict[tuple[str, ...], int] = {}
     losers: dict[int, list[Recommendation]] = {}
+    lost: set[int] = set()
     for i, r in enumerate(recs):
         w = first.setdefault(_conflict_key(r), i)
         if w != i:
             losers.setdefault(w, []).append(r)
+            lost.add(i)
     if not losers:
         return tuple(recs)
     out: list[Recommendation] = []
     for i, r in enumerate(recs):
-        if first[_conflict_key(r)] != i:
+        if i in lost:
             continue
         if i in losers:
             notes = tuple(
@@ -226,8 +233,9 @@ def resolve_conflicts(recs: list[Recommendation]) -> tuple[Recommendation, ...]:
                  "summary": lo.explanation.summary}
                 for lo in losers[i]
             )
-            r = r.with_explanation(
-                replace(r.explanation, conflicts=r.explanation.conflicts + notes)
-            )
+            e = r.explanation  # built directly: dataclasses.replace costs 3x more
+            r = Recommendation(r.kind, r.target, r.value, r.policy, Explanation(
+                e.rule, e.summary, e.inputs, e.scores, e.thresholds, e.conflicts + notes),
+                r.previous)
         out.append(r)
     return tuple(out)

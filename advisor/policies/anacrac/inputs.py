@@ -31,7 +31,7 @@ class Inputs:
     snap: Snapshot
     now: int
     nodes: list[Node]
-    loads: dict[str, ac.NodeLoad]
+    loads: dict[str, ac.NodeLoad]  # per node; empty when no app has a rule (none reads it)
     load_source: dict[str, str]
     counters: dict[str, dict[str, float]]
     apps: list[App]
@@ -88,17 +88,6 @@ def build_inputs(snap: Snapshot, state: State, rules: Sequence[Rule]) -> Inputs:
     fresh = state.node_counters
     last = state.counters
     nodes = sorted((n for n in snap.nodes if n.state == "RUNNING"), key=lambda n: n.id)
-    loads: dict[str, ac.NodeLoad] = {}
-    source: dict[str, str] = {}
-    counters: dict[str, dict[str, float]] = {}
-    empty: Mapping[str, Any] = {}
-    for n in nodes:
-        now_c = fresh.get(n.id, empty) if fresh else empty
-        loads[n.id], source[n.id] = node_load(n, now_c, last.get(n.id, empty) if last else empty)
-        if now_c:
-            keep = {k: float(v) for k, v in now_c.items() if _num(v) is not None}
-            if keep:
-                counters[n.id] = keep
     apps = sorted((a for a in snap.apps if a.state in ACTIVE), key=lambda a: a.id)
     rule_of: dict[str, Rule] = {}
     if rules:
@@ -106,6 +95,19 @@ def build_inputs(snap: Snapshot, state: State, rules: Sequence[Rule]) -> Inputs:
             r = rule_for(a, rules)
             if r is not None:
                 rule_of[a.id] = r
+    loads: dict[str, ac.NodeLoad] = {}
+    source: dict[str, str] = {}
+    counters: dict[str, dict[str, float]] = {}
+    empty: Mapping[str, Any] = {}
+    for n in nodes:
+        now_c = fresh.get(n.id, empty) if fresh else empty
+        if rule_of:  # only the rules of matched apps read the loads (steps 8-12)
+            loads[n.id], source[n.id] = node_load(n, now_c,
+                                                  last.get(n.id, empty) if last else empty)
+        if now_c:
+            keep = {k: float(v) for k, v in now_c.items() if _num(v) is not None}
+            if keep:
+                counters[n.id] = keep
     inp = Inputs(snap, snap.taken_at, nodes, loads, source, counters, apps, rule_of)
     inp.waits = dict(state.waits)
     need_start = any(a.id not in inp.waits for a in apps)

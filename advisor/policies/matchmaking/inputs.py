@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from yarn_advisor.advisor.model import QueueMetricsBean, Snapshot
 from yarn_advisor.advisor.policies.matchmaking.core import locality_rate
-from yarn_advisor.advisor.recommendation import JsonDict, JsonValue
+from yarn_advisor.advisor.recommendation import JsonValue
 
 CONF_KEY = "yarn.scheduler.capacity.node-locality-delay"
 ACTIVE = frozenset({"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING"})
@@ -63,7 +63,7 @@ def app_locality(snap: Snapshot, top_apps: int) -> list[JsonValue]:
         queue_rate[b.queue_path] = r
         queue_rate.setdefault(b.queue_path.rsplit(".", 1)[-1], r)
     jobs = {j.app_id: j for j in snap.jobs}
-    rows: list[tuple[float, str, JsonDict]] = []
+    rows: list[tuple[float, str, str]] = []
     for app in snap.apps:
         if app.state not in ACTIVE:
             continue
@@ -85,6 +85,7 @@ def app_locality(snap: Snapshot, top_apps: int) -> list[JsonValue]:
         else:
             rate, src = queue_rate.get(app.queue), "queue"
         if rate is not None:
-            rows.append((rate, app.id, {"app": app.id, "rate": round(rate, 6), "source": src}))
+            rows.append((rate, app.id, src))
     rows.sort(key=lambda t: (t[0], t[1]))
-    return [r[2] for r in rows[:top_apps]]
+    return [{"app": app_id, "rate": round(r, 6), "source": source}  # only the kept ones
+            for r, app_id, source in rows[:top_apps]]

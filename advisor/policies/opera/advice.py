@@ -6,6 +6,7 @@ See the package docstring for what is published; README.md for the equations.
 from __future__ import annotations
 
 from collections import Counter, deque
+from collections.abc import Callable
 
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
@@ -74,6 +75,7 @@ def advise(snapshot: Snapshot, state: State, params: Params,
     quiet = oc.Relief("NONE", False, floor, quiet_branch)
     views: dict[str, QueueView] = {}
     orders: dict[str, tuple[deque[Group], deque[Group]]] = {}
+    later = _Deferred(params, mem_only)
     for n in nodes:
         nid = n.node.id
         block = state.blocks.get(nid)
@@ -87,17 +89,30 @@ def advise(snapshot: Snapshot, state: State, params: Params,
                 nxt.blocks[nid] = relief.block
         view = views.get(n.partition) or views.setdefault(n.partition, queue.view(n.partition))
         res = reserved.get(nid, [])
-        if not res and nid not in state.bases and not relief.kill and view.head() is None:
-            continue  # nothing to assign, nothing lent: the node keeps its capacity
-        slot = _slot(n, relief, params, mem_only)
+        # not raised, not relieved, nothing reserved: nothing to give back
+        plain = not res and nid not in state.bases and not relief.kill
+        if plain:
+            if nid in state.lent_at:
+                later.run()  # skipping drops its lend time: the queue must be current
+            if view.head() is None:
+                continue  # nothing to assign, nothing lent: the node keeps its capacity
         branches: list[str] = []
         if min_demand is not None and params.reservation == "none":
             order = orders.get(n.partition) or orders.setdefault(
                 n.partition, queue.in_order(n.partition))
-            branches.append(node_update_lend(slot, *order, min_demand))
-        elif min_demand is not None:
-            for _ in range(params.node_updates_per_cycle):
-                branches.append(_update(slot, res, view, min_demand, params))
+            if not order[1] and plain and nid not in state.lent_at:
+                later.add(n, relief, None, branches, order, min_demand)
+                continue  # lends nothing, holds nothing: keeps C_i, recommends nothing
+            slot = _slot(n, relief, params, mem_only)
+            if order[1]:  # some group may still be lent: the scan decides
+                branches.append(node_update_lend(slot, *order, min_demand))
+            else:
+                later.add(n, relief, slot, branches, order, min_demand)
+        else:
+            slot = _slot(n, relief, params, mem_only)
+            if min_demand is not None:
+                for _ in range(params.node_updates_per_cycle):
+                    branches.append(_update(slot, res, view, min_demand, params))
         hold = (not relief.kill and slot.lent == oc.ZERO and nid in state.lent_at
                 and now - state.lent_at[nid] < params.return_after_s * 1000)
         if slot.lent != oc.ZERO:
@@ -105,7 +120,7 @@ def advise(snapshot: Snapshot, state: State, params: Params,
         elif hold:
             nxt.lent_at[nid] = state.lent_at[nid]
         out += _recommend(n, relief, slot, slot.lent, branches, queue, params, nxt, mem_only,
-                          hold)
+                          hold, later.run)
         if res:
             nxt.reservations[nid] = tuple((r.task.key, r.skip) for r in res)
     return PolicyResult(tuple(out), nxt.state(now, len(nodes), len(groups), room_takes))
@@ -135,6 +150,36 @@ def _cap_to_overflow(nodes: list[NodeIn], groups: list[Group], min_demand: oc.Ve
                 if g.lend_cap <= 0:
                     g.task = oc.Task(g.task.key, g.task.demand, False)
     return kept
+
+
+class _Deferred:
+    """Lending scans put off while their partition has no eligible group left.
+
+    Such a scan lends nothing: it only takes normal room (GA) for the queue's groups,
+    which shows in this node's explanation and in what later scans find. So the scans
+    run, in node order, only before an explanation is built (in a big cluster with
+    nothing short, most nodes recommend nothing and their scans never run). Meanwhile
+    the queue shows more left than there is: a node may not be skipped for an empty
+    queue when it could be, which changes nothing (it has no scan to run and nothing to
+    recommend) unless it holds a lend time, so then the scans run first."""
+
+    def __init__(self, params: Params, mem_only: bool) -> None:
+        self.params, self.mem_only = params, mem_only
+        self.scans: list[tuple[NodeIn, oc.Relief, oc.Slot | None, list[str],
+                               tuple[deque[Group], deque[Group]], oc.Vec]] = []
+
+    def add(self, n: NodeIn, relief: oc.Relief, slot: oc.Slot | None, branches: list[str],
+            order: tuple[deque[Group], deque[Group]], min_demand: oc.Vec) -> None:
+        """Put off ``n``'s scan; without ``slot`` (no explanation will read it), the
+        node's slot is made when the scan runs."""
+        self.scans.append((n, relief, slot, branches, order, min_demand))
+
+    def run(self) -> None:
+        for n, relief, slot, branches, order, min_demand in self.scans:
+            if slot is None:
+                slot = _slot(n, relief, self.params, self.mem_only)
+            branches.append(node_update_lend(slot, *order, min_demand))
+        self.scans.clear()
 
 
 class _Next:
@@ -196,6 +241,7 @@ def _recommend(
     nxt: _Next,
     mem_only: bool,
     hold: bool,
+    settle: Callable[[], None],
 ) -> list[Recommendation]:
     node = n.node
     cur = (node.total.memory_mb, node.total.vcores)
@@ -227,6 +273,7 @@ def _recommend(
     signal = relief.kill and params.signal_containers and bool(n.opportunistic)
     if desired == cur and not signal:
         return out
+    settle()  # the deferred scans, this node's included: the explanation shows them
     expl = explain_node(n, relief, slot, borrow, desired, branches, queue, params, rule)
     if desired != cur:
         value: JsonDict = {"memory_mb": desired[0], "vcores": desired[1]}

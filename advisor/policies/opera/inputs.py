@@ -28,6 +28,7 @@ import math
 from collections import deque
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from yarn_advisor.advisor.model import App, Container, Node, Snapshot
 from yarn_advisor.advisor.policies.opera.core import Task, Vec
@@ -37,9 +38,9 @@ ACTIVE = frozenset({"RUNNING", "ACCEPTED"})
 INF = math.inf
 
 
-@dataclass(frozen=True, slots=True)
-class NodeIn:
-    """One RUNNING node as OPERA's algorithms see it."""
+class NodeIn(NamedTuple):
+    """One RUNNING node as OPERA's algorithms see it (a NamedTuple: made for every node
+    each cycle, at a third of a frozen dataclass's cost)."""
 
     node: Node
     partition: str

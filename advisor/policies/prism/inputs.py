@@ -88,7 +88,10 @@ def build(snap: Snapshot, prof: Profiles) -> Inputs:
     jobs = {j.app_id: j for j in snap.jobs}
     map_only = {aid: j.reduces_total == 0 for aid, j in jobs.items()}
     maps_open = {aid for aid, j in jobs.items() if j.maps_completed < j.maps_total}
-    cont = {c.id: c for c in snap.containers}
+    # only the containers of running tasks, and the measured ones, are read below
+    wanted = {t.container_id for t in snap.tasks if t.state == "RUNNING"}
+    cont = {c.id: c for c in snap.containers if c.id in wanted}
+    measured = [c for c in snap.containers if (u := c.usage) is not None and u.samples > 0]
     keys: list[Key] = []
     kidx: dict[Key, int] = {}
     nidx: dict[str, int] = {}
@@ -144,7 +147,7 @@ def build(snap: Snapshot, prof: Profiles) -> Inputs:
     est = np.where((usage[:, 0] > 0)[:, None], np.minimum(usage[:, 1:], alloc), alloc)
     est = np.where(has[ko][:, None], np.minimum(prof_v[ko], alloc), est) if len(rows) else est
     inp.estimate = est
-    _node_sums(snap, inp, set(ids), nidx, arr[:, 7].astype(np.int64), alloc, est)
+    _node_sums(snap, measured, inp, set(ids), nidx, arr[:, 7].astype(np.int64), alloc, est)
     total = {a.id: a.allocated.memory_mb for a in snap.apps}
     inp.urgency = {aid: round(min(1.0, w / total[aid]), 4) for aid, w in sorted(waiting.items())
                    if total.get(aid, 0) > 0}
@@ -156,15 +159,16 @@ def build(snap: Snapshot, prof: Profiles) -> Inputs:
     return inp
 
 
-def _node_sums(snap: Snapshot, inp: Inputs, task_ids: set[str], nidx: dict[str, int],
-               idx: IntArray, alloc: FloatArray, est: FloatArray) -> None:
+def _node_sums(snap: Snapshot, measured: list[Container], inp: Inputs, task_ids: set[str],
+               nidx: dict[str, int], idx: IntArray, alloc: FloatArray, est: FloatArray) -> None:
     """Per node: allocated-but-idle resources and the phase-level usage (the
     node's allocation less them); containers without a task or a measurement
-    are expected to use their whole allocation."""
+    (``measured``: the snapshot's containers with samples, in its order) are
+    expected to use their whole allocation."""
     rows = []
-    for c in snap.containers:
+    for c in measured:
         u = c.usage
-        if u is not None and u.samples > 0 and c.id not in task_ids:
+        if u is not None and c.id not in task_ids:
             ni = nidx.get(c.node_id)
             if ni is None:
                 ni = nidx[c.node_id] = len(nidx)
@@ -209,10 +213,20 @@ def _pool(app: App, job: MRJob | None, pend: list[int] | None, prof: Profiles) -
     if job is None and pend is None:
         return None
     p = pend or [0, 0, 0, 0, 0]
-    rows = [r for r in app.resource_requests if r.num_containers > 0]
-    star = [r for r in rows if r.resource_name == "*"]
-    map_rows = sum(r.num_containers for r in star if r.priority in MAP_PRIORITIES)
-    red_rows = sum(r.num_containers for r in star if r.priority == REDUCE_PRIORITY)
+    star: list[ResourceRequest] = []
+    hosts: list[ResourceRequest] = []  # map rows naming a host
+    map_rows = red_rows = 0
+    for r in app.resource_requests:  # one pass: this runs for every job each cycle
+        if r.num_containers <= 0:
+            continue
+        if r.resource_name == "*":
+            star.append(r)
+            if r.priority in MAP_PRIORITIES:
+                map_rows += r.num_containers
+            elif r.priority == REDUCE_PRIORITY:
+                red_rows += r.num_containers
+        elif r.priority in MAP_PRIORITIES and not r.resource_name.startswith("/"):
+            hosts.append(r)
     maps_pending = max(job.maps_pending if job else 0, map_rows, p[0])
     reduces_pending = max(job.reduces_pending if job else 0, red_rows, p[1])
     if job is not None and job.maps_total > 0:
@@ -223,11 +237,9 @@ def _pool(app: App, job: MRJob | None, pend: list[int] | None, prof: Profiles) -
         z = (0.0, 0.0)
         return JobPool(app, 0, 0, {}, z, z, z, z, done, map_only, (0, 0))
     local: dict[str, int] = {}
-    for r in rows:
-        if r.priority in MAP_PRIORITIES and r.resource_name != "*" \
-                and not r.resource_name.startswith("/"):
-            local[r.resource_name] = min(maps_pending, local.get(r.resource_name, 0)
-                                         + r.num_containers)
+    for r in hosts:
+        local[r.resource_name] = min(maps_pending, local.get(r.resource_name, 0)
+                                     + r.num_containers)
     n = max(1, app.running_containers)
     mean = (app.allocated.memory_mb / n, app.allocated.vcores / n)
     map_size = _size(star, MAP_PRIORITIES, mean)
