@@ -7,6 +7,7 @@ those tests (fast local runs), CI never sets it.
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
 import sys
@@ -29,6 +30,21 @@ RECORDING = ROOT / "examples" / "recordings" / "mini-hetero"
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite the golden files from the current output")
+
+
+@pytest.fixture(autouse=True)
+def _no_stream_handler_outlives_its_test() -> Iterator[None]:
+    """The CLI's logging setup (``basicConfig(force=True)`` on ``sys.stderr``), run
+    in-process by a test, binds the root logger to that test's captured stderr.
+    A library thread that logs later (kazoo reconnecting) then wrote to a closed
+    file and printed a "Logging error" traceback into CI's output."""
+    root = logging.getLogger()
+    before, level = set(root.handlers), root.level
+    yield
+    for handler in root.handlers[:]:
+        if handler not in before and type(handler) is logging.StreamHandler:
+            root.removeHandler(handler)
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")
