@@ -3,13 +3,11 @@ baseline in the paper's direction; the sidecar's recovered share; paper_tables."
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from dataclasses import replace
 from pathlib import Path
-from types import ModuleType
 
+import paper_tables
 import pytest
 from _simbuild import job, maps, workload
 
@@ -23,16 +21,6 @@ from yarn_advisor.simulator.workload import load_workload
 
 ROOT = Path(__file__).resolve().parents[2]
 WORKLOADS = ROOT / "examples" / "workloads"
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("paper_tables",
-                                                  ROOT / "bench" / "paper_tables.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["paper_tables"] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_haste_packs_the_table2_jobs_shorter_than_fifo_and_fair() -> None:
@@ -109,7 +97,7 @@ def test_recovered_share_on_a_hand_computed_case() -> None:
 
 
 def test_verdicts_and_row_shares() -> None:
-    pt = _bench()
+    pt = paper_tables
     assert pt.verdict(-27.0, -20.0, 10.0) == "reproduced"
     assert pt.verdict(-27.0, -5.0, 10.0) == "same direction"
     assert pt.verdict(-27.0, 3.0, 10.0) == "differs"
@@ -120,7 +108,7 @@ def test_verdicts_and_row_shares() -> None:
 
 
 def test_paper_tables_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
-    pt = _bench()
+    pt = paper_tables
     assert pt.main(["--papers", "anacrac", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     rows = out["rows"]

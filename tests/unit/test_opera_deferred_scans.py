@@ -7,34 +7,18 @@ with lend times (a node skipped for an empty queue drops its own)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from dataclasses import replace
-from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+import bench_policies
 import pytest
 
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies import opera
 from yarn_advisor.advisor.policies.opera import advice
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_policies",
-                                                  ROOT / "bench" / "bench_policies.py")
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["bench_policies"] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-BENCH = _bench()
+BENCH = bench_policies
 SNAP: Snapshot = BENCH.build(300)
 
 
