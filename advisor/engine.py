@@ -46,7 +46,7 @@ from typing import Protocol
 from yarn_advisor.advisor.gcpause import paused_gc
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies import POLICIES, Policy, PolicyResult, params_models
-from yarn_advisor.advisor.recommendation import Explanation, JsonDict, Kind, Recommendation
+from yarn_advisor.advisor.recommendation import JsonDict, Kind, Recommendation
 from yarn_advisor.classifiers.live import Predictions
 from yarn_advisor.config.schema import AdvisorConfig, PolicySection, from_dict
 
@@ -233,9 +233,6 @@ def resolve_conflicts(recs: list[Recommendation]) -> tuple[Recommendation, ...]:
                  "summary": lo.explanation.summary}
                 for lo in losers[i]
             )
-            e = r.explanation  # built directly: dataclasses.replace costs 3x more
-            r = Recommendation(r.kind, r.target, r.value, r.policy, Explanation(
-                e.rule, e.summary, e.inputs, e.scores, e.thresholds, e.conflicts + notes),
-                r.previous)
+            r = r.with_explanation(r.explanation.with_conflicts(notes))
         out.append(r)
     return tuple(out)
