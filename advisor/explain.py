@@ -13,18 +13,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import tempfile
 from pathlib import Path
 from typing import Any
 
 from yarn_advisor.advisor.ha_journal import every_journal
 from yarn_advisor.advisor.journal import iso
 from yarn_advisor.advisor.recommendation import Recommendation
-from yarn_advisor.advisor.replaying import (
-    remove_with,
-    replay_advisor,
-    replay_cycles,
-    scratch_dir,
-)
+from yarn_advisor.advisor.replaying import remove_with, replay_advisor, replay_cycles
 from yarn_advisor.advisor.settings import load_config, with_overrides
 from yarn_advisor.advisor.startup import check
 from yarn_advisor.advisor.text import value_text
@@ -103,7 +99,7 @@ def _latest(args: argparse.Namespace, cfg: AdvisorConfig
             if any(r.target == args.target for r in report.recommendations):
                 found = (report.number, list(report.recommendations))
         return found
-    state_dir = scratch_dir("yarn-advisor-explain-")
+    state_dir = tempfile.mkdtemp(prefix="yarn-advisor-explain-")
     scratch = with_overrides(cfg, {"dry_run": True, "actuator": {"journal_path": None},
                                    "state_dir": state_dir})
     advisor = remove_with(build_advisor(scratch, build_sensor(scratch), persist=False), state_dir)

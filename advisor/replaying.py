@@ -24,11 +24,6 @@ from yarn_advisor.connectors.replay import Recording, replaying
 _T = TypeVar("_T")
 
 
-def scratch_dir(prefix: str) -> str:
-    """A new temporary directory for state nobody keeps; see :func:`remove_with`."""
-    return tempfile.mkdtemp(prefix=prefix)
-
-
 def remove_with(owner: _T, path: str) -> _T:
     """``owner``, with ``path`` removed when ``owner`` is collected or the process
     exits, so that a replay or an explain leaves nothing behind in the temp dir."""
@@ -53,7 +48,7 @@ def replay_config(recording: Recording, cfg: AdvisorConfig, state_dir: str) -> A
 
 def replay_advisor(recording: Recording, cfg: AdvisorConfig) -> Advisor:
     """An Advisor sensing the recording (see the module docstring)."""
-    scratch = scratch_dir("yarn-advisor-replay-")
+    scratch = tempfile.mkdtemp(prefix="yarn-advisor-replay-")
     cfg = replay_config(recording, cfg, scratch)
     advisor = build_advisor(cfg, build_sensor(cfg), persist=False, snapshot_clock=True)
     return remove_with(advisor, scratch)
