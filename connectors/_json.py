@@ -19,6 +19,7 @@ from typing import Any
 
 from yarn_advisor.advisor.model import ZERO, Resources
 from yarn_advisor.connectors.errors import ParseError
+from yarn_advisor.connectors.lean_json import materialized
 
 JSON = dict[str, Any]
 
@@ -190,7 +191,8 @@ def as_resources(value: object) -> Resources:
     if cpu is None:
         cpu = get("virtualCores")
     if mem is None and cpu is None:
-        return _from_resource_informations(value.get("resourceInformations"))
+        # kept raw by the lean decode (read only here, where memory and vcores are missing)
+        return _from_resource_informations(materialized(value.get("resourceInformations")))
     return _pair(mem, cpu, False)
 
 

@@ -8,6 +8,12 @@ dict of the keys its parser reads and skips the rest without building it.
 
 The values of those keys are decoded as they are (``Any``): the parsers get
 exactly what a full decode would have given them, and keep their tolerance.
+Two exceptions, both for values a parser reads only as a fallback: a key can
+be kept *raw* (its JSON text, decoded by :func:`materialized` when a parser
+needs it; a container's ``allocatedResources`` list), or decoded as a *lean
+object* of its own keys (a node's three ResourceInfo objects, whose nested
+``resourceInformations`` are kept raw). At 10k nodes these two save about
+0.08 s of the 0.23 s decode.
 A body of any other shape (a single item, a bare list, no top-level key),
 or one msgspec refuses (``NaN``, invalid UTF-8, deep nesting), gives ``None``;
 the caller then decodes it in full, as before, so a body a parser accepted or
@@ -16,7 +22,7 @@ rejected is accepted or rejected the same way with the same error.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
@@ -42,9 +48,12 @@ class LeanDecoder:
     into the item dicts, each with only ``keys``; ``None`` for any body it cannot
     take as one of those."""
 
-    def __init__(self, plural: str, singular: str, keys: Iterable[str]) -> None:
-        item = TypedDict(f"{singular}_item", dict.fromkeys(keys, Any), total=False)  # type: ignore[misc]
-        items = list[item] | item | None
+    def __init__(self, plural: str, singular: str, keys: Iterable[str],
+                 shapes: Mapping[str, Any] | None = None) -> None:
+        """``shapes``: for some keys, a type other than ``Any``: :data:`RAW` or a
+        :func:`lean_object` (a value of another type makes the body fall back)."""
+        item = lean_object(f"{singular}_item", keys, shapes)
+        items: Any = list[item] | item | None  # type: ignore[valid-type]
         wrapper = msgspec.defstruct(f"{plural}_wrapper", [(singular, items, None)])
         body = msgspec.defstruct(f"{plural}_body", [
             (plural, wrapper | None | msgspec.UnsetType, msgspec.UNSET),
@@ -72,6 +81,25 @@ class LeanDecoder:
             # an item with none of the keys may not have been empty: let the full decode say
             return [items] if items else None
         return items or []
+
+
+RAW: Any = msgspec.Raw
+"""The shape of a key kept as its JSON text: see :func:`materialized`."""
+
+
+def lean_object(name: str, keys: Iterable[str], shapes: Mapping[str, Any] | None = None) -> Any:
+    """The shape of a JSON object decoded with only ``keys`` (each ``Any`` unless
+    ``shapes`` says otherwise). ``| None`` admits ``null`` too."""
+    fields = dict.fromkeys(keys, Any) | dict(shapes or {})
+    return TypedDict(name, fields, total=False)  # type: ignore[operator]
+
+
+def materialized(value: object) -> Any:
+    """A value as the full decode gives it: a :data:`RAW` key's JSON text decoded
+    (only fallbacks read those, so this is rare); any other value as it is."""
+    if type(value) is msgspec.Raw:
+        return pydantic_core.from_json(bytes(value))  # valid: msgspec has read it
+    return value
 
 
 def decode_json(text: str | bytes, url: str) -> Any:

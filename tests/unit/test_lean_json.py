@@ -156,7 +156,8 @@ JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False)
     | st.text(max_size=8) | st.sampled_from(["12", "-3", "1e3", "1.5", " 7", "RUNNING", "0"]),
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
-        st.sampled_from(["memory", "vCores", "priority", "key", "value", "executionType"]),
+        st.sampled_from(["memory", "vCores", "priority", "key", "value", "executionType",
+                         "resourceInformations", "resourceInformation", "name"]),
         inner, max_size=3),
     max_leaves=6,
 )
@@ -172,3 +173,25 @@ def test_generated_items_parse_the_same(kind: str, data: st.DataObject) -> None:
     item.setdefault(keys[0], json.loads(ITEMS[kind])[keys[0]])
     p, s = WORDS[kind]
     _same(kind, json.dumps({p: {s: [item]}}))
+
+
+# values only a fallback reads, which the lean decode keeps as JSON text or as a lean object
+FALLBACKS = {
+    "nodes": '{"id": "n1:45454", "totalResource": {"resourceInformations": {"resourceInformation":'
+             ' [{"name": "memory-mb", "value": 2048}, {"name": "vcores", "value": "3"}]}},'
+             ' "usedResource": {"vCores": 1, "resourceInformations": 7},'
+             ' "availableResource": null}',
+    "containers": '{"containerId": "container_1_0001_01_000002", "allocatedResources":'
+                  ' [{"key": "memory-mb", "value": "1536"}, {"key": "vcores", "value": 2}]}',
+}
+
+
+@pytest.mark.parametrize("kind", sorted(FALLBACKS))
+def test_values_kept_raw_are_read_as_the_full_decode_reads_them(kind: str) -> None:
+    p, s = WORDS[kind]
+    body = json.dumps({p: {s: [json.loads(FALLBACKS[kind])]}})
+    assert KINDS[kind][1].items(body.encode()) is not None, "took the full decode"
+    parsed = KINDS[kind][0](RawJSON("u", body.encode()))
+    assert parsed == KINDS[kind][0](json.loads(body))
+    resources = parsed[0].total if kind == "nodes" else parsed[0].allocated
+    assert (resources.memory_mb, resources.vcores) == ((2048, 3) if kind == "nodes" else (1536, 2))
