@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from operator import attrgetter
 
 from yarn_advisor.advisor.model import (
     App,
@@ -50,32 +51,35 @@ def build_snapshot(
     by_container = {u.container_id: u for u in usage}
     # copy only the containers that gain a measurement (replace() is costly
     # at 100,000 containers); the rest are shared as they are (immutable)
-    live = tuple(
-        sorted(
-            (replace(c, usage=by_container[c.id]) if c.id in by_container else c
-             for c in containers),
-            key=lambda c: c.id,
-        )
-    )
-    node_of = {c.id: c.node_id for c in live}
+    if by_container:
+        containers = (replace(c, usage=by_container[c.id]) if c.id in by_container else c
+                      for c in containers)
+    live = tuple(sorted(containers, key=_ID))
+    tasks, finished_tasks = tuple(tasks), tuple(finished_tasks)
+    # only a task without a node needs it (100k containers: skip it when none does)
+    node_of = ({c.id: c.node_id for c in live}
+               if any(not t.node_id for t in (*tasks, *finished_tasks)) else {})
     return Snapshot(
         taken_at=taken_at,
         rm_url=rm_url,
         cluster=cluster,
         metrics=metrics,
-        nodes=tuple(sorted(nodes, key=lambda n: n.id)),
+        nodes=tuple(sorted(nodes, key=_ID)),
         queues=tuple(queues),
-        apps=tuple(sorted(apps, key=lambda a: a.id)),
+        apps=tuple(sorted(apps, key=_ID)),
         containers=live,
-        jobs=tuple(sorted(jobs, key=lambda j: j.id)),
-        tasks=tuple(sorted(_with_nodes(tasks, node_of), key=lambda t: t.id)),
-        finished_tasks=tuple(sorted(_with_nodes(finished_tasks, node_of), key=lambda t: t.id)),
+        jobs=tuple(sorted(jobs, key=_ID)),
+        tasks=tuple(sorted(_with_nodes(tasks, node_of), key=_ID)),
+        finished_tasks=tuple(sorted(_with_nodes(finished_tasks, node_of), key=_ID)),
         queue_metrics=tuple(sorted(queue_metrics, key=lambda q: q.queue_path)),
         sources=dict(sources or {}),
         scheduler_type=scheduler_type,
         scheduler_conf=dict(scheduler_conf or {}),
         rm_conf=dict(rm_conf or {}),
     )
+
+
+_ID = attrgetter("id")  # the sort key of every part: C code, not a lambda per item
 
 
 def _with_nodes(tasks: Iterable[Task], node_of: Mapping[str, str]) -> Iterable[Task]:
