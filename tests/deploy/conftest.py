@@ -65,7 +65,8 @@ def start_advisor(workdir: Path, args: list[str]) -> RunningAdvisor:
     cmd = [sys.executable, "-c", "from yarn_advisor.advisor.cli import main; "
            "raise SystemExit(main())", "run", *args, "--port", "0"]
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=workdir, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(cmd, cwd=workdir, stdout=out, stderr=subprocess.STDOUT,
+                                env=os.environ | {"TMPDIR": str(workdir)})  # scratch dirs too
     started = time.time()
     deadline = time.monotonic() + START_TIMEOUT_S
     while time.monotonic() < deadline and proc.poll() is None:

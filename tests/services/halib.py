@@ -195,7 +195,9 @@ def spawn_cli_advisor(hosts: str, port: int, recording: Path, workdir: Path,
     with open(workdir / f"advisor-{port}.log", "wb") as log:  # the child keeps its own copy
         return subprocess.Popen(
             [str(exe), "run", "--replay", str(recording), "--config", str(cfg)],
-            stdout=subprocess.DEVNULL, stderr=log)
+            stdout=subprocess.DEVNULL, stderr=log,
+            # its replay scratch dir goes in workdir: a SIGKILL'd child cannot remove it
+            env=os.environ | {"TMPDIR": str(workdir)})
 
 
 def scrape(port: int, name: str) -> float | None:
