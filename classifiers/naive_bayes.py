@@ -177,7 +177,7 @@ class NaiveBayesTaskClassifier:
         self.class_counts = [0, 0]
         self.counts: dict[str, Row] = {}  # feature -> [short, long, tasks]: see backoff
         self.short_max_ms: dict[str, int] = {}  # shape -> longest short task learned
-        self.running_age_ms: dict[str, int] = {}  # job stage -> oldest running, last cycle
+        self.late_running: dict[str, int] = {}  # job stage -> running tasks overdue, last cycle
         self.overdue_share = 0.0  # share of running tasks overdue, last cycle
         self._seen: OrderedDict[str, bool] = OrderedDict()  # task id -> learned censored
         self._jobs: OrderedDict[str, None] = OrderedDict()  # job-level rows, last learned last
@@ -219,28 +219,31 @@ class NaiveBayesTaskClassifier:
         return True
 
     def observe_running(self, running: Iterable[RunningTask]) -> int:
-        """Once per cycle with every running task: learn censored evidence, note
-        the oldest running task of each job stage and the overdue share.
-        Returns the number of tasks learned."""
+        """Once per cycle with every running task: learn censored evidence, count
+        each job stage's overdue running tasks not yet learned, and the share of
+        running tasks overdue. Returns the number of tasks learned."""
         learned = overdue = total = 0
-        ages: dict[str, int] = {}
+        late: dict[str, int] = {}
         for task in running:
             learned += self.learn_running(task.task_id, task.features, task.elapsed_ms)
             if len(task.features) > max(self._job, self._shape):
-                group = task.features[self._job]
-                ages[group] = max(task.elapsed_ms, ages.get(group, 0))
                 limit = self.overdue_after_ms(task.features[self._shape])
-                overdue += limit is not None and task.elapsed_ms > limit
+                if limit is not None and task.elapsed_ms > limit:
+                    overdue += 1
+                    if task.elapsed_ms < self.threshold_ms:  # else learned long already
+                        group = task.features[self._job]
+                        late[group] = late.get(group, 0) + 1
                 total += 1
-        self.note_running(ages, overdue / total if total else 0.0)
+        self.note_running(late, overdue / total if total else 0.0)
         return learned
 
-    def note_running(self, oldest_age_ms: dict[str, int], overdue_share: float) -> None:
+    def note_running(self, late_running: dict[str, int], overdue_share: float) -> None:
         """What the overdue rules read: per job stage (its :data:`JOB_LEVEL`
-        feature) the age of its oldest running task, and the share of running
-        tasks overdue. Set by :meth:`observe_running`, or directly by a caller
-        that keeps its running tasks indexed (the evaluation)."""
-        self.running_age_ms = oldest_age_ms
+        feature) the number of its running tasks overdue but not yet past the
+        threshold (those are learned long), and the share of running tasks
+        overdue. Set by :meth:`observe_running`, or directly by a caller that
+        keeps its running tasks indexed (the evaluation)."""
+        self.late_running = late_running
         self.overdue_share = overdue_share
 
     def overdue_after_ms(self, shape: str) -> float | None:
@@ -259,9 +262,16 @@ class NaiveBayesTaskClassifier:
         """P(short | features) by back-off; None if no feature is known."""
         return self._score(feats)[0]
 
-    def _score(self, feats: Sequence[str]) -> tuple[float | None, int]:
-        """(P(short), tasks learned at the level that must support a call)."""
+    def _score(self, feats: Sequence[str], late: int = 0) -> tuple[float | None, int]:
+        """(P(short), tasks learned at the level that must support a call);
+        ``late``: running tasks of the job counted long (see :meth:`predict`)."""
         rows = list(map(self.counts.get, feats))
+        if late:
+            pending = {f: list(row) for f, row in zip(feats, rows, strict=True) if row}
+            backoff.add(pending, feats, True, self._structure_of(feats), late)
+            p_short = backoff.estimate(list(map(pending.get, feats)), self._structure_of(feats),
+                                       self.alpha)
+            return p_short, 0
         p_short = backoff.estimate(rows, self._structure_of(feats), self.alpha)
         if self.reduce_support_at_progress and feats[self._job].endswith("|REDUCE"):
             # a reduce: its application's at its progress, or its own job's
@@ -290,9 +300,11 @@ class NaiveBayesTaskClassifier:
             return Prediction(False, p_short, "maps-waiting")
         if p_short < self.min_confidence:
             return Prediction(False, p_short, "low-confidence")
-        limit = self.overdue_after_ms(feats[self._shape])
-        if limit is not None and self.running_age_ms.get(feats[self._job], 0) > limit:
-            return Prediction(False, p_short, "overdue")
+        late = self.late_running.get(feats[self._job], 0)
+        if late:  # its job's overdue running tasks, counted as the long tasks they likely are
+            p_short = self._score(feats, late)[0] or 0.0
+            if p_short < self.min_confidence:
+                return Prediction(False, p_short, "overdue")
         if self.overdue_share > self.max_overdue_share:
             return Prediction(False, p_short, "cluster-overdue")
         return Prediction(True, p_short, "short")
