@@ -140,6 +140,17 @@ def test_real_trace_counts_and_figures() -> None:
     assert result.long_called_short is not None and result.long_called_short <= 0.02
 
 
+def test_warm_recall_of_long_tasks_leaves_cold_ones_out() -> None:
+    # 3 long tasks start with nothing known (cold, called long); 2 more start
+    # once they are learned long (censored at 60 s): warm, also called long.
+    cold = [(0, 70 * S)] * 3
+    warm = [(100 * S, 170 * S)] * 2
+    result = run([job("sort", *cold, *warm)], NaiveBayesTaskClassifier())
+    assert result.cold["long"] == 3
+    assert result.confusion["long"] == {"short": 0, "long": 5}
+    assert result.warm_recall("long") == 1.0  # 2 of the 2 warm ones, not 5 of 2
+
+
 def test_cold_starts_are_counted_apart() -> None:
     # 3 tasks start together (nothing known: cold), then 6 after they finished.
     first = [(0, 2 * S)] * 3
