@@ -2,7 +2,8 @@
 
 1. predictions per second, batched (target >= 100,000/s): 100,000 feature tuples
    drawn from ~2,000 task groups (the realistic case: a cycle's pending tasks
-   share few property tuples) and 100,000 all-distinct tuples (worst case);
+   share few property tuples) and 100,000 all-distinct tuples (worst case),
+   also with every job having late running tasks (the overdue rule's extra score);
 2. one daemon cycle classifying 100,000 pending MapReduce tasks of 500 jobs
    (50 users, 4 queues) from a Snapshot (target <= 1 s): live-model adapter,
    features, back-off estimate; caches cleared before every run, so each run
@@ -36,15 +37,16 @@ from yarn_advisor.advisor.model import (
     Snapshot,
     Task,
 )
-from yarn_advisor.classifiers.features import TaskProps, app_name, features
+from yarn_advisor.classifiers.features import LEVEL_NAMES, TaskProps, app_name, features
 from yarn_advisor.classifiers.live import LiveTaskClassifier
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.naive_bayes import JOB_LEVEL, NaiveBayesTaskClassifier
 
 RUNS = 7
 N = 100_000
 rng = random.Random(42)
 STAGES, PROGRESS, DEMAND = ("MAP", "REDUCE"), ("0", "<50", "<100", "100"), ("1024", "2048", "4096")
 SIZES = ("m16|r1", "m64|r8", "m256|r32", "m1024|r64")
+JOB = LEVEL_NAMES.index(JOB_LEVEL)
 
 
 def props(app: int) -> TaskProps:
@@ -144,6 +146,13 @@ def main() -> None:
     report("predict_many, 100k distinct tuples", timed(lambda: model.predict_many(distinct)), N)
     report("predict one by one, 100k distinct tuples",
            timed(lambda: [model.predict(f) for f in distinct]), N)  # fmt: skip
+    # worst case of the overdue rule: every job has late running tasks, so each
+    # tuple with P(short) >= min_confidence is scored again with them counted long
+    late = {f[JOB]: 3 for f in distinct}
+    model.note_running(late, 0.0)
+    report("predict_many, 100k distinct, every job 3 late",
+           timed(lambda: model.predict_many(distinct)), N)  # fmt: skip
+    model.note_running({}, 0.0)
     report("features() + predict_many, 100k TaskProps",
            timed(lambda: model.predict_many(features(p) for p in grouped_props)), N)  # fmt: skip
 

@@ -35,7 +35,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator, Sequence
-from itertools import pairwise
+from itertools import pairwise, product
 from pathlib import Path
 from typing import Any
 
@@ -227,6 +227,92 @@ def markdown(paths: Sequence[Path], data: Path, params: dict[str, Any]) -> None:
     print(f"\nPooled over the four runs: {cell(every)}")
 
 
+Cells = dict[tuple[str, str], tuple[int, int, int, int]]  # (run, trace) -> s->s, s, l->s, l
+
+
+def cells(paths: Sequence[Path], params: dict[str, Any]) -> Cells:
+    """Each run's and trace's short called short, short, long called short, long."""
+    out: Cells = {}
+    for run, results in run_all(paths, params):
+        for r in results:
+            c = r.confusion
+            out[run, r.traces[0]] = (c["short"]["short"], r.n("short"), c["long"]["short"],
+                                     r.n("long"))
+    return out
+
+
+def _rates(cs: Cells, keep: Any) -> tuple[float, dict[str, float]]:
+    """Short recall over the kept cells, and each run's share of long called short."""
+    kept = [(k, v) for k, v in cs.items() if keep(k[1])]
+    short = sum(v[0] for _, v in kept) / max(1, sum(v[1] for _, v in kept))
+    lcs = {run: sum(v[2] for k, v in kept if k[0] == run)
+           / max(1, sum(v[3] for k, v in kept if k[0] == run)) for run in RUNS}
+    return short, lcs
+
+
+def admissible(cs: Cells, base: Cells, keep: Any) -> bool:
+    """Long called short <= 2 % in each run (or no more than with the defaults,
+    where they are above), and no (run, trace) whose long recall is >= 98 %
+    with the defaults calls more long tasks short."""
+    limit = _rates(base, keep)[1]
+    if any(x > max(TARGET_LCS, limit[run]) for run, x in _rates(cs, keep)[1].items()):
+        return False
+    return not any(keep(k[1]) and b[3] and b[2] <= TARGET_LCS * b[3] and cs[k][2] > b[2]
+                   for k, b in base.items())
+
+
+def loto(paths: Sequence[Path], data: Path, params: dict[str, Any],
+         grid: dict[str, list[Any]], as_json: bool) -> None:
+    """Leave one trace out: for each trace, the grid setting with the best short
+    recall over the *other* traces (four runs) among the admissible ones, and
+    what that setting gives on the held-out trace, against the defaults."""
+    names = list(grid)
+    settings = [dict(zip(names, values, strict=True)) for values in product(*grid.values())]
+    base = cells(paths, params)
+    table = [(setting, cells(paths, {**params, **setting})) for setting in settings]
+    pooled_best = max((t for t in table if admissible(t[1], base, lambda _: True)),
+                      key=lambda t: _rates(t[1], lambda _: True)[0], default=None)
+    held: Cells = {}
+    rows = []
+    for trace in sorted({k[1] for k in base}):
+        others = lambda name, held_out=trace: name != held_out  # noqa: E731
+        ok = [t for t in table if admissible(t[1], base, others)]
+        setting, chosen = max(ok, key=lambda t: _rates(t[1], others)[0], default=({}, base))
+        mine = {k: v for k, v in chosen.items() if k[1] == trace}
+        held.update(mine)
+        rows.append((trace, setting, mine))
+    total_base = _rates(base, lambda _: True)
+    total_held = _rates(held, lambda _: True)
+    if as_json:
+        print(json.dumps({"grid": grid, "pooled_best": pooled_best and pooled_best[0],
+                          "defaults": {"short_recall": total_base[0], "lcs": total_base[1]},
+                          "loto": {"short_recall": total_held[0], "lcs": total_held[1]},
+                          "per_trace": [{"trace": t, "setting": st, "cells": {
+                              k[0]: v for k, v in m.items()}} for t, st, m in rows]}))
+        return
+    if pooled_best is not None:
+        print(f"best admissible setting on all traces: {pooled_best[0]}: short recall "
+              f"{_pct(_rates(pooled_best[1], lambda _: True)[0])} %")
+    print(f"{'held-out trace':<52}{'chosen on the others':<44}{'defaults':>16}{'chosen':>16}")
+    for trace, setting, mine in rows:
+        b = {k: v for k, v in base.items() if k[1] == trace}
+        fig = [f"{_pct(_rates(x, lambda _: True)[0])}/{sum(v[2] for v in x.values()):>3}"
+               for x in (b, mine)]
+        label = ", ".join(f"{k}={v:g}" for k, v in setting.items())
+        print(f"{str(Path(trace).relative_to(data))[:50]:<52}{label:<44}{fig[0]:>16}{fig[1]:>16}")
+    for label, (short, lcs) in (("defaults", total_base), ("leave-one-trace-out", total_held)):
+        print(f"{label:<22} short recall {_pct(short)} %, long called short % per run: "
+              + ", ".join(f"{run} {_pct(x).strip()}" for run, x in lcs.items()))
+
+
+def parse_grid(values: Sequence[str]) -> dict[str, list[Any]]:
+    out: dict[str, list[Any]] = {}
+    for item in values:
+        name, _, options = item.partition("=")
+        out[name] = [parse_set([f"{name}={v}"])[name] for v in options.split(",")]
+    return out
+
+
 def parse_set(values: Sequence[str]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for item in values:
@@ -243,10 +329,14 @@ def main() -> int:
     ap.add_argument("--calibration", action="store_true")
     ap.add_argument("--markdown", action="store_true", help="one Markdown row per trace")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
+    ap.add_argument("--loto", action="append", default=[], metavar="NAME=V1,V2,...",
+                    help="leave one trace out over this grid of parameters (repeatable)")
     args = ap.parse_args()
     paths = trace_paths(args.data)
     params = parse_set(args.set)
-    if args.ablation:
+    if args.loto:
+        loto(paths, args.data, params, parse_grid(args.loto), args.json)
+    elif args.ablation:
         ablation(paths, params, args.json)
     elif args.calibration:
         calibration(paths, params, args.json)

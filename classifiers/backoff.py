@@ -71,21 +71,23 @@ def share(short: float, long: float, rho: float) -> tuple[float, float]:
     return short * w, long * w
 
 
-def add(counts: dict[str, Row], feats: Sequence[str], is_long: bool, st: Structure) -> None:
-    """Learn one task: every level counts it; its job level gains it, and the
-    change of what each chain level hands up travels up the chain."""
-    d_short, d_long = (0.0, 1.0) if is_long else (1.0, 0.0)
-    short = 0 if is_long else 1
+def add(counts: dict[str, Row], feats: Sequence[str], is_long: bool, st: Structure,
+        n: int = 1) -> None:
+    """Learn ``n`` tasks of one class and features: every level counts them;
+    their job level gains them, and the change of what each chain level hands
+    up travels up the chain."""
+    d_short, d_long = (0.0, float(n)) if is_long else (float(n), 0.0)
+    short = 0 if is_long else n
     for b, _ in st.branches:
         branch = _row(counts, feats[b])
-        branch[2] += 1
+        branch[2] += n
         branch[3] += short
     for k in range(len(st.chain) - 1, -1, -1):
         row = _row(counts, feats[st.chain[k]])
         before_s, before_l = row[0], row[1]
         row[0] += d_short
         row[1] += d_long
-        row[2] += 1
+        row[2] += n
         row[3] += short
         if st.rho[k]:
             old = share(before_s, before_l, st.rho[k])

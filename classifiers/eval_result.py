@@ -69,9 +69,11 @@ class EvalResult:
         return self.confusion["long"]["short"] / n if n else None
 
     def warm_recall(self, actual: str) -> float | None:
-        """Recall over the tasks that were not cold starts."""
+        """Recall over the tasks that were not cold starts (a cold start is
+        called long, so a long one is among the long tasks called long)."""
         n = self.n(actual) - self.cold[actual]
-        return self.confusion[actual][actual] / n if n else None
+        right = self.confusion[actual][actual] - (self.cold[actual] if actual == "long" else 0)
+        return right / n if n else None
 
     @property
     def short_recall_ceiling(self) -> float | None:

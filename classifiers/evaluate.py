@@ -31,7 +31,7 @@ trace being skipped (a daemon never sees a job twice).
 from __future__ import annotations
 
 import heapq
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -150,14 +150,18 @@ class _Running:
             task = self.tasks.get(i)
             if task is not None:
                 model.learn_running(task.task_id, task.feats, now - task.start)
-        ages: dict[str, int] = {}
+        late: dict[str, int] = {}
         overdue = 0
         for group, starts in self._starts.items():
-            ages[group] = now - starts[0]
             limit = model.overdue_after_ms(self._limits[group])
             if limit is not None:  # overdue: age > limit, i.e. started before now - limit
-                overdue += bisect_left(starts, now - limit)
-        model.note_running(ages, overdue / len(self.tasks) if self.tasks else 0.0)
+                n = bisect_left(starts, now - limit)
+                overdue += n
+                # less those past the threshold (age >= threshold): learned long already
+                n -= bisect_right(starts, now - self._threshold, hi=n)
+                if n > 0:
+                    late[group] = n
+        model.note_running(late, overdue / len(self.tasks) if self.tasks else 0.0)
 
 
 def evaluate_jobs(

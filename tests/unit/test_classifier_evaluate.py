@@ -112,14 +112,21 @@ def test_censored_long_task_is_known_before_it_finishes() -> None:
     assert result.confusion == {"short": {"short": 0, "long": 1}, "long": {"short": 0, "long": 1}}
 
 
-def test_long_tasks_after_short_history_are_flagged_overdue() -> None:
-    # 20 quick tasks (<= 4 s) teach "sort" is short; then a task of the group
-    # runs 100 s: while it runs past 1.25 x 4 s, new "sort" tasks are called long.
+@pytest.mark.parametrize(("n_slow", "held"), [(1, 0), (5, 5)])
+def test_long_tasks_after_short_history_are_flagged_overdue(n_slow: int, held: int) -> None:
+    # 20 quick tasks (<= 4 s) teach "sort" is short; then n_slow tasks of the
+    # job run 100 s: while they run past 1.25 x 4 s they count as long evidence
+    # of their job for the 5 "sort" tasks starting then. One late task among
+    # 20 short ones leaves the job short (a straggler); five hold it long.
     quick = [(i * 5 * S, i * 5 * S + 4 * S) for i in range(20)]
-    slow = [(100 * S, 200 * S)] + [(110 * S + i * S, 112 * S + i * S) for i in range(5)]
-    result = run([job("sort", *quick, *slow)], NaiveBayesTaskClassifier())
-    assert result.short_called_long_by.get("overdue") == 5
-    assert result.confusion["long"] == {"short": 1, "long": 0}  # the slow one: unforeseeable
+    slow = [(100 * S, 200 * S)] * n_slow + [(110 * S + i * S, 112 * S + i * S) for i in range(5)]
+    # (the cluster-wide rule off: here the late tasks are all that runs)
+    result = run([job("sort", *quick, *slow)], NaiveBayesTaskClassifier(max_overdue_share=1.01))
+    assert result.short_called_long_by.get("overdue", 0) == held
+    # the first 4 quick ones: too little history (P(short) = 4.5 / 5 after four)
+    assert result.confusion["short"]["short"] == 16 + 5 - held
+    # the slow ones: unforeseeable when they start
+    assert result.confusion["long"] == {"short": n_slow, "long": 0}
 
 
 @pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
@@ -131,6 +138,17 @@ def test_real_trace_counts_and_figures() -> None:
     result = evaluate_traces([folder])
     assert result.n("short") + result.n("long") == 787 + 321
     assert result.long_called_short is not None and result.long_called_short <= 0.02
+
+
+def test_warm_recall_of_long_tasks_leaves_cold_ones_out() -> None:
+    # 3 long tasks start with nothing known (cold, called long); 2 more start
+    # once they are learned long (censored at 60 s): warm, also called long.
+    cold = [(0, 70 * S)] * 3
+    warm = [(100 * S, 170 * S)] * 2
+    result = run([job("sort", *cold, *warm)], NaiveBayesTaskClassifier())
+    assert result.cold["long"] == 3
+    assert result.confusion["long"] == {"short": 0, "long": 5}
+    assert result.warm_recall("long") == 1.0  # 2 of the 2 warm ones, not 5 of 2
 
 
 def test_cold_starts_are_counted_apart() -> None:
@@ -244,7 +262,7 @@ def test_indexed_running_tasks_tell_the_model_what_the_whole_list_would(name: st
             listed.observe_running(
                 RunningTask(t.task_id, t.feats, now - t.start) for t in plain.values()
             )
-            assert indexed.running_age_ms == listed.running_age_ms
+            assert indexed.late_running == listed.late_running
             assert indexed.overdue_share == pytest.approx(listed.overdue_share)
             assert indexed.counts == listed.counts
             overdue_seen = max(overdue_seen, listed.overdue_share)

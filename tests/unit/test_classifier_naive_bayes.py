@@ -154,13 +154,16 @@ def test_censored_learning_once_and_not_again_at_finish() -> None:
     assert m.class_counts == [1, 2]
 
 
-def test_observe_running_learns_censored_and_ages() -> None:
-    m = NaiveBayesTaskClassifier()
+def test_observe_running_learns_censored_and_counts_late_tasks() -> None:
+    m = NaiveBayesTaskClassifier(overdue_factor=1.25)
+    m.learn_finished("s", f(), 2_000)  # the shape's longest short: overdue past 2.5 s
     running = [RunningTask("a", f(), 61_000), RunningTask("b", f(), 1_000),
                RunningTask("c", f(job="job_2"), 3_000)]
     assert m.observe_running(running) == 1
     assert m.observe_running(running) == 0
-    assert m.running_age_ms == {"J,S=job_1|MAP": 61_000, "J,S=job_2|MAP": 3_000}
+    # a is overdue but learned long (past the threshold): only c is pending evidence
+    assert m.late_running == {"J,S=job_2|MAP": 1}
+    assert m.overdue_share == pytest.approx(2 / 3)
 
 
 def _confident(n: int = 9, longest: int = 10_000) -> NaiveBayesTaskClassifier:
@@ -171,17 +174,34 @@ def _confident(n: int = 9, longest: int = 10_000) -> NaiveBayesTaskClassifier:
     return m
 
 
-def test_overdue_running_task_vetoes_its_job() -> None:
-    m = _confident()
+def test_overdue_running_task_counts_as_long_evidence_of_its_job() -> None:
+    m = _confident()  # job_1: 9 short maps learned
     assert m.predict(f()).short
     m.observe_running([RunningTask("r", f(), 12_500)])  # = 1.25 x its shape's longest short
     assert m.predict(f()).short
     idle = [RunningTask(f"q{i}", f("grep", job="job_g"), 100) for i in range(4)]
     m.observe_running([RunningTask("r", f(), 12_501), *idle])
-    assert m.predict(f()).reason == "overdue"
+    late = m.predict(f())
+    assert late.reason == "overdue"
+    # P(short) as if the late task had been learned long (it is not learned)
+    learned = _confident()
+    learned.learn_finished("r", f(), 60_000)
+    assert late.p_short == pytest.approx(learned.posterior(f()))
+    assert m.counts == _confident().counts
     assert m.predict(f(job="job_2")).short  # another job of the shape: none of its is late
     # 1 of 5 running tasks overdue: the share 0.2 is not above the limit
     assert m.predict(f("grep", job="job_g")).short
+
+
+def test_one_late_task_does_not_hold_a_job_with_much_short_evidence() -> None:
+    m = _confident()
+    for i in range(40):  # job_1 has now 49 short maps of its own
+        m.learn_finished(f"more{i}", f(), 2_000)
+    idle = [RunningTask(f"q{i}", f("grep", job="job_g"), 100) for i in range(30)]
+    m.observe_running([RunningTask("r", f(), 12_501), *idle])
+    assert m.predict(f()).short  # a straggler, most likely: its job stays short
+    m.observe_running([*(RunningTask(f"r{i}", f(), 12_501) for i in range(6)), *idle])
+    assert m.predict(f()).reason == "overdue"  # six late: a slower wave
 
 
 def test_cluster_wide_overdue_share_vetoes_everything() -> None:
