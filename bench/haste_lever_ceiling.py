@@ -29,9 +29,12 @@ priority is in force, not advisory):
   ``mapreduce.job.reduce.slowstart.completedmaps``, which an operator can
   only advise at submission): the same value for every job.
 - ``combined``: the best static order, then greedily each RM setting that
-  improves it, then the order searched again on top; ``combined+slowstart``
-  adds the best slowstart. The in-RM figure under the same settings is
-  printed beside it (the reference moves too).
+  improves it, then the order searched again on top (local search from the
+  best order when over 5 jobs); ``combined, nodes at real size`` leaves node
+  resources out (no CPU over-subscription, which the simulator shares without
+  loss); ``combined+slowstart`` adds the best slowstart. The in-RM makespan
+  under the same settings is printed beside each (the reference moves too).
+  Kills are printed with every best: memory over-commit can win by killing.
 
 The simulator is deterministic (seeded): each figure is one run; the bench
 checks it by running the baseline twice.
@@ -72,10 +75,11 @@ Order = tuple[tuple[str, ...], ...]  # blocks of job roots, highest priority fir
 class Fig:
     makespan_s: float
     mean_jct_s: float
+    kills: int = 0
 
     @staticmethod
     def of(r: Report) -> Fig:
-        return Fig(r.makespan_s, r.mean_jct_s)
+        return Fig(r.makespan_s, r.mean_jct_s, r.kills)
 
 
 # --- orders ---------------------------------------------------------------------------
@@ -217,17 +221,49 @@ SLOWSTARTS = (0.5, 0.8, 1.0)
 
 
 # --- runs -------------------------------------------------------------------------------
-class Runner:
-    """Runs and caches figures; counts runs."""
+HORIZON_MS = 3 * 3600_000  # a run not done in 3 simulated hours (3-7x the baselines) loses
+WALL_S = 20.0  # nor one that takes more than this on the wall clock (a baseline: < 1 s)
+LOST = Fig(float("inf"), float("inf"), -1)
 
-    def __init__(self) -> None:
+
+def finish(sim: Simulation) -> Fig:
+    """Run ``sim`` to its end in 10-minute steps of simulated time, given up (``LOST``)
+    past ``HORIZON_MS`` or ``WALL_S``: a setting that thrashes (kills and reruns)
+    must not stall the search."""
+    started = time.perf_counter()
+    until = 0
+    while until < HORIZON_MS and time.perf_counter() - started < WALL_S:
+        until += 600_000
+        r = sim.run(until_ms=until)
+        if sim.unfinished <= 0 or r.stalled:
+            return Fig.of(r) if sim.unfinished <= 0 else LOST
+    return LOST
+
+
+def bounded(wl: Workload) -> Fig:
+    return finish(Simulation(wl))
+
+
+class Runner:
+    """Runs and caches figures; counts runs; a progress line on stderr every 100."""
+
+    def __init__(self, name: str = "") -> None:
         self.cache: dict[Any, Fig] = {}
         self.runs = 0
+        self.name = name
+        self.started = time.perf_counter()
 
     def fig(self, key: Any, wl: Workload) -> Fig:
         if key not in self.cache:
             self.runs += 1
-            self.cache[key] = Fig.of(Simulation(wl).run())
+            t0 = time.perf_counter()
+            self.cache[key] = bounded(wl)
+            if time.perf_counter() - t0 > 3:
+                print(f"  slow run ({time.perf_counter() - t0:.0f} s): {key} -> "
+                      f"{self.cache[key]}", file=sys.stderr, flush=True)
+            if self.runs % 100 == 0:
+                print(f"  {self.name}: {self.runs} runs, "
+                      f"{time.perf_counter() - self.started:.0f} s", file=sys.stderr, flush=True)
         return self.cache[key]
 
 
@@ -254,8 +290,10 @@ def label(order: Order) -> str:
 
 
 def search_orders(run: Runner, wl: Workload, tag: str, budget: int,
-                  start: Sequence[str] = ()) -> tuple[Best, str, Order]:
-    """The static-order search on ``wl``: its best, the method, the best order."""
+                  start: Sequence[str] = (), local_only: bool = False
+                  ) -> tuple[Best, str, Order]:
+    """The static-order search on ``wl``: its best, the method, the best order
+    (``local_only``, over 5 jobs: local search from ``start`` alone)."""
     names = roots(wl)
     best = Best()
     found: dict[str, Order] = {}
@@ -271,14 +309,16 @@ def search_orders(run: Runner, wl: Workload, tag: str, budget: int,
             try_order(order)
         method = f"all {best.tried} weak orders (priorities with ties)"
     else:
-        for order in class_orders(wl):
+        for order in () if local_only else class_orders(wl):
             try_order(order)
         n_class = best.tried
         w = work(wl)
         starts = [list(start)] if start else []
-        starts += [names, sorted(names, key=lambda n: w[n]), sorted(names, key=lambda n: -w[n])]
-        assert best.by_makespan is not None
-        starts.append([b[0] for b in found[best.by_makespan[1]]])
+        if not local_only:
+            starts += [names, sorted(names, key=lambda n: w[n]),
+                       sorted(names, key=lambda n: -w[n])]
+            assert best.by_makespan is not None
+            starts.append([b[0] for b in found[best.by_makespan[1]]])
         for s in starts:
             cur, cur_fig = s, try_order(strict(s))
             while best.tried < budget:
@@ -289,7 +329,8 @@ def search_orders(run: Runner, wl: Workload, tag: str, budget: int,
                 cur, cur_fig = m, fig
         method = (f"{n_class} orders of the job classes with every order inside each class, "
                   f"then local search (one-job moves) from FIFO, SJF, LJF and the best: "
-                  f"{best.tried} orders")
+                  f"{best.tried} orders") if not local_only else \
+            f"local search (one-job moves) from the given order: {best.tried} orders"
     assert best.by_makespan is not None
     return best, method, found[best.by_makespan[1]]
 
@@ -331,7 +372,7 @@ def dynamic(wl: Workload, interval_ms: int, largest_first: bool) -> Fig:
                 s.scheduler.set_priority(a, p)
 
     sim.every(interval_ms, hook)
-    return Fig.of(sim.run())
+    return finish(sim)
 
 
 # --- one workload -----------------------------------------------------------------------
@@ -343,7 +384,7 @@ def share(base: float, inrm: float, x: float) -> float | None:
 def one_workload(name: str, budget: int) -> dict[str, Any]:
     started = time.perf_counter()
     wl = load_workload(ROOT / "examples" / "workloads" / f"{name}.yaml")
-    run = Runner()
+    run = Runner(name)
     base = Fig.of(Simulation(wl).run())
     deterministic = Fig.of(Simulation(wl).run()) == base
     inrm = Fig.of(run_inrm(wl, wl.paper)[0])
@@ -355,7 +396,7 @@ def one_workload(name: str, budget: int) -> dict[str, Any]:
         assert best.by_makespan is not None and best.by_jct is not None
         (fm, lm), (fj, lj) = best.by_makespan, best.by_jct
         rows[key] = {"how": how, "tried": best.tried,
-                     "makespan_s": fm.makespan_s, "setting": lm,
+                     "makespan_s": fm.makespan_s, "kills": fm.kills, "setting": lm,
                      "share_makespan": share(base.makespan_s, inrm.makespan_s, fm.makespan_s),
                      "mean_jct_s": fj.mean_jct_s, "setting_jct": lj,
                      "share_mean_jct": share(base.mean_jct_s, inrm.mean_jct_s, fj.mean_jct_s)}
@@ -382,12 +423,12 @@ def one_workload(name: str, budget: int) -> dict[str, Any]:
         slow.add(run.fig(("order", lab), with_slowstart(with_order(wl, best_order), s)),
                  f"{lab}, order {label(best_order)}")
     row("slowstart (AM config, advisory)", slow, "same value for every job")
-    combined_inrm = _combined(run, wl, best_order, families, budget, rows, "combined")
+    real_size = {k: v for k, v in families.items() if k != "node_resources"}
+    _combined(run, wl, best_order, real_size, budget, rows, "combined, nodes at real size")
+    _combined(run, wl, best_order, families, budget, rows, "combined")
     chosen = min(SLOWSTARTS, key=lambda s: run.cache[("order", f"slowstart {s:g}")].makespan_s)
-    inrm2 = _combined(run, with_slowstart(wl, chosen), best_order, families, budget,
-                              rows, "combined+slowstart")
-    rows["combined"]["in_rm_same_settings_s"] = combined_inrm
-    rows["combined+slowstart"]["in_rm_same_settings_s"] = inrm2
+    _combined(run, with_slowstart(wl, chosen), best_order, families, budget, rows,
+              "combined+slowstart")
     rows["combined+slowstart"]["setting"] += f"; slowstart {chosen:g}"
     return {"workload": name, "deterministic": deterministic, "runs": run.runs + 5,
             "wall_s": round(time.perf_counter() - started, 1),
@@ -402,10 +443,10 @@ def one_workload(name: str, budget: int) -> dict[str, Any]:
 
 def _combined(run: Runner, wl: Workload, order: Order,
               families: Mapping[str, Mapping[str, Transform]], budget: int,
-              rows: dict[str, dict[str, Any]], key: str) -> float:
+              rows: dict[str, dict[str, Any]], key: str) -> None:
     """Greedy: the best order, each family's best setting kept if it improves the
-    makespan, then the order searched again on top (into ``rows[key]``). Returns
-    the in-RM makespan under the same RM settings."""
+    makespan, then the order searched again on top (local search over 5 jobs);
+    into ``rows[key]``, with the in-RM makespan under the same settings."""
     stack: list[tuple[str, Transform]] = []
 
     def apply(w: Workload) -> Workload:
@@ -427,22 +468,23 @@ def _combined(run: Runner, wl: Workload, order: Order,
             cur = best[0]
             stack.append((best[1], best[2]))
     labels = [x for x, _ in stack]
-    b, _method, _ = search_orders(run, apply(wl), f"{tag}-{labels}", budget, [
-        x[0] for x in order])
+    b, _method, _ = search_orders(run, apply(wl), f"{tag}-{labels}", budget,
+                                  [x for blk in order for x in blk], local_only=True)
     b.add(cur, label(order))
     base_rows = {"how": "greedy over the families above, then the order searched again"}
     rows[key] = base_rows
     assert b.by_makespan is not None and b.by_jct is not None
     rows[key].update({"tried": b.tried, "makespan_s": b.by_makespan[0].makespan_s,
+                      "kills": b.by_makespan[0].kills,
                       "setting": "; ".join([*labels, "order " + b.by_makespan[1]]),
-                      "mean_jct_s": b.by_jct[0].mean_jct_s})
-    return run_inrm(apply(wl), wl.paper)[0].makespan_s
+                      "mean_jct_s": b.by_jct[0].mean_jct_s,
+                      "in_rm_same_settings_s": run_inrm(apply(wl), wl.paper)[0].makespan_s})
 
 
 # --- output -----------------------------------------------------------------------------
 def fill_shares(r: dict[str, Any]) -> None:
     base, inrm = r["baseline"], r["in_rm"]
-    for key in ("combined", "combined+slowstart"):
+    for key in ("combined, nodes at real size", "combined", "combined+slowstart"):
         row = r["levers"][key]
         row["share_makespan"] = share(base["makespan_s"], inrm["makespan_s"], row["makespan_s"])
         row["share_mean_jct"] = share(base["mean_jct_s"], inrm["mean_jct_s"], row["mean_jct_s"])
@@ -483,9 +525,9 @@ def _print(r: dict[str, Any]) -> None:
     for key, row in r["levers"].items():
         extra = f"  [in-RM, same settings: {row['in_rm_same_settings_s']:.0f}]" \
             if "in_rm_same_settings_s" in row else ""
-        print(f"  {key:<34} {row['makespan_s']:7.0f} ({pct(row['share_makespan']):>6})  "
+        print(f"  {key:<32} {row['makespan_s']:7.0f} ({pct(row['share_makespan']):>6})  "
               f"JCT {row['mean_jct_s']:5.0f} ({pct(row['share_mean_jct']):>6})  "
-              f"{row['tried']:4} tried  best: {row['setting']}{extra}")
+              f"kills {row['kills']:3}  {row['tried']:4} tried  best: {row['setting']}{extra}")
 
 
 if __name__ == "__main__":
