@@ -227,7 +227,7 @@ WALL_S = 10.0  # nor one that takes more than this on the wall clock (a baseline
 LOST = Fig(float("inf"), float("inf"), -1)
 
 
-class WallLimit(Exception):
+class WallLimit(BaseException):  # not an Exception: nothing on the way may swallow it
     pass
 
 
@@ -235,21 +235,27 @@ def _alarm(signum: int, frame: object) -> None:
     raise WallLimit
 
 
-def finish(sim: Simulation) -> Fig:
-    """Run ``sim`` to its end, given up (``LOST``) past ``HORIZON_MS`` of simulated
-    time or ``WALL_S`` of wall time (a timer signal: some memory over-commits on
-    haste_table3 kill and rerun without simulated time advancing): a setting that
-    thrashes must not stall the search."""
+def limited(call: Callable[[], Report]) -> Report | None:
+    """``call()``, or None past ``WALL_S`` of wall time (a timer signal: some settings
+    on haste_table3 kill and rerun without simulated time advancing, in the
+    CapacityScheduler and in the in-RM scheduler): a setting that thrashes must not
+    stall the search."""
     old = signal.signal(signal.SIGALRM, _alarm)
     signal.setitimer(signal.ITIMER_REAL, WALL_S)
     try:
-        r = sim.run(until_ms=HORIZON_MS)
+        return call()
     except WallLimit:
-        return LOST
+        return None
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
-    return Fig.of(r) if sim.unfinished <= 0 else LOST
+
+
+def finish(sim: Simulation) -> Fig:
+    """Run ``sim`` to its end; ``LOST`` past ``HORIZON_MS`` of simulated time or
+    ``WALL_S`` of wall time."""
+    r = limited(lambda: sim.run(until_ms=HORIZON_MS))
+    return Fig.of(r) if r is not None and sim.unfinished <= 0 else LOST
 
 
 def bounded(wl: Workload) -> Fig:
@@ -428,6 +434,8 @@ def one_workload(name: str, budget: int) -> dict[str, Any]:
             b.add(run.fig(("order", lab), tf(with_order(wl, best_order))),
                   f"{lab}, order {label(best_order)}")
         row(fam, b, "static setting, alone and with the best static order")
+        rows[fam]["each"] = {lab: [vars(run.cache[(k, lab)]) for k in ("alone", "order")]
+                             for lab in settings}
     slow = Best()
     for s in SLOWSTARTS:
         lab = f"slowstart {s:g}"
@@ -435,6 +443,9 @@ def one_workload(name: str, budget: int) -> dict[str, Any]:
         slow.add(run.fig(("order", lab), with_slowstart(with_order(wl, best_order), s)),
                  f"{lab}, order {label(best_order)}")
     row("slowstart (AM config, advisory)", slow, "same value for every job")
+    rows["slowstart (AM config, advisory)"]["each"] = {
+        f"slowstart {s:g}": [vars(run.cache[(k, f"slowstart {s:g}")]) for k in ("alone", "order")]
+        for s in SLOWSTARTS}
     real_size = {k: v for k, v in families.items() if k != "node_resources"}
     _combined(run, wl, best_order, real_size, budget, rows, "combined, nodes at real size")
     _combined(run, wl, best_order, families, budget, rows, "combined")
@@ -490,7 +501,13 @@ def _combined(run: Runner, wl: Workload, order: Order,
                       "kills": b.by_makespan[0].kills,
                       "setting": "; ".join([*labels, "order " + b.by_makespan[1]]),
                       "mean_jct_s": b.by_jct[0].mean_jct_s,
-                      "in_rm_same_settings_s": run_inrm(apply(wl), wl.paper)[0].makespan_s})
+                      "in_rm_same_settings_s": _inrm_makespan(apply(wl))})
+
+
+def _inrm_makespan(wl: Workload) -> float | None:
+    """The in-RM makespan on ``wl``, None when it does not end (see ``limited``)."""
+    r = limited(lambda: run_inrm(wl, wl.paper)[0])
+    return None if r is None or r.stalled else r.makespan_s
 
 
 # --- output -----------------------------------------------------------------------------
@@ -535,7 +552,8 @@ def _print(r: dict[str, Any]) -> None:
           f"({pct(s['share_makespan'])})   sidecar, priority lever on {so['makespan_s']:.0f} "
           f"({pct(so['share_makespan'])})")
     for key, row in r["levers"].items():
-        extra = f"  [in-RM, same settings: {row['in_rm_same_settings_s']:.0f}]" \
+        inrm = row.get("in_rm_same_settings_s", "")
+        extra = f"  [in-RM, same settings: {inrm if inrm is None else round(inrm)}]" \
             if "in_rm_same_settings_s" in row else ""
         print(f"  {key:<32} {row['makespan_s']:7.0f} ({pct(row['share_makespan']):>6})  "
               f"JCT {row['mean_jct_s']:5.0f} ({pct(row['share_mean_jct']):>6})  "
