@@ -538,9 +538,19 @@ def main(argv: list[str] | None = None) -> int:
         out.append(r)
         if not args.json:
             _print(r)
-    if args.json:
-        print(json.dumps({"workloads": out}, indent=1))
+    if args.json:  # a run given up (infinite makespan) is null
+        print(json.dumps(_finite({"workloads": out}), indent=1))
     return 0
+
+
+def _finite(x: Any) -> Any:
+    if isinstance(x, float) and x == float("inf"):
+        return None
+    if isinstance(x, dict):
+        return {k: _finite(v) for k, v in x.items()}
+    if isinstance(x, list):
+        return [_finite(v) for v in x]
+    return x
 
 
 def _print(r: dict[str, Any]) -> None:
