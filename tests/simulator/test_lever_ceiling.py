@@ -1,11 +1,12 @@
-"""The lever-ceiling bench's search helpers (bench/haste_lever_ceiling.py): the orders
-it enumerates, the priorities it writes, and that they are in force in the simulator."""
+"""The lever-ceiling bench's search helpers (bench/_haste_levers.py, used by
+bench/haste_lever_ceiling.py): the orders it enumerates, the priorities it writes, and
+that they are in force in the simulator."""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-import haste_lever_ceiling as hlc
+import _haste_levers as hlc
 import pytest
 from _simbuild import job, maps, workload
 
