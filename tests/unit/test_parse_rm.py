@@ -547,3 +547,20 @@ def test_container_errors(cid: Any, message: str) -> None:
 def test_no_containers() -> None:
     assert p.parse_containers({"containers": None}) == ()
     assert p.parse_containers({"containers": {"container": {}}}) == ()
+
+
+def test_a_container_built_into_its_slots_equals_the_constructors() -> None:
+    """parse_rm._new_container skips Container.__init__ for speed: same value, same
+    hash, still frozen."""
+    from dataclasses import FrozenInstanceError
+
+    from yarn_advisor.advisor.model import Container, Resources
+    from yarn_advisor.connectors.parse_rm import _new_container
+
+    args = ("container_1_0001_01_000002", "application_1_0001", "n1:45454",
+            Resources(1536, 2), 20, 1531404209605, "RUNNING", "OPPORTUNISTIC", True)
+    fast, slow = _new_container(*args), Container(*args)
+    assert fast == slow and hash(fast) == hash(slow) and repr(fast) == repr(slow)
+    assert fast.usage is None and fast.execution_type == "OPPORTUNISTIC" and fast.is_am
+    with pytest.raises(FrozenInstanceError):
+        fast.state = "COMPLETE"  # type: ignore[misc]
