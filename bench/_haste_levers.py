@@ -9,6 +9,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
+from sim_ceiling import overcommitted
+
 from yarn_advisor.simulator.apps import SimApp
 from yarn_advisor.simulator.spec import QueueSpec, Workload
 
@@ -82,14 +84,6 @@ def with_order(wl: Workload, order: Order) -> Workload:
     prio = priorities(order)
     jobs = tuple(replace(j, priority=prio.get(root(j.id), 0)) for j in wl.jobs)
     return replace(lever_on(wl), jobs=jobs)
-
-
-def overcommitted(wl: Workload, f_mem: float, f_vc: float) -> Workload:
-    groups = tuple(replace(g, memory_mb=int(g.memory_mb * f_mem), vcores=int(g.vcores * f_vc),
-                           real_memory_mb=g.real_memory_mb or g.memory_mb,
-                           real_cpu=g.real_cpu or float(g.vcores))
-                   for g in wl.cluster.groups)
-    return replace(wl, cluster=replace(wl.cluster, groups=groups))
 
 
 def work(wl: Workload) -> dict[str, float]:

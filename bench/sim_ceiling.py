@@ -38,9 +38,11 @@ WORKLOADS = (ROOT / "examples" / "workloads" / "production_batch.yaml",
              ROOT / "examples" / "workloads" / "opera_table2_mr.yaml")
 
 
-def overcommitted(wl: Workload, f: float) -> Workload:
-    """``wl`` with every node advertising ``f`` x its size on the same hardware."""
-    groups = tuple(replace(g, memory_mb=int(g.memory_mb * f), vcores=int(g.vcores * f),
+def overcommitted(wl: Workload, f: float, f_vcores: float | None = None) -> Workload:
+    """``wl`` with every node advertising ``f`` x its memory and ``f_vcores``
+    (default ``f``) x its vcores, on the same hardware."""
+    f_vc = f if f_vcores is None else f_vcores
+    groups = tuple(replace(g, memory_mb=int(g.memory_mb * f), vcores=int(g.vcores * f_vc),
                            real_memory_mb=g.real_memory_mb or g.memory_mb,
                            real_cpu=g.real_cpu or float(g.vcores))
                    for g in wl.cluster.groups)
