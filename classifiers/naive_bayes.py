@@ -281,11 +281,10 @@ class NaiveBayesTaskClassifier:
         ``late``: running tasks of the job counted long (see :meth:`predict`)."""
         rows = list(map(self.counts.get, feats))
         if late:
+            structure = self._structure_of(feats)
             pending = {f: list(row) for f, row in zip(feats, rows, strict=True) if row}
-            backoff.add(pending, feats, True, self._structure_of(feats), late)
-            p_short = backoff.estimate(list(map(pending.get, feats)), self._structure_of(feats),
-                                       self.alpha)
-            return p_short, 0
+            backoff.add(pending, feats, True, structure, late)
+            return backoff.estimate(list(map(pending.get, feats)), structure, self.alpha), 0
         p_short = backoff.estimate(rows, self._structure_of(feats), self.alpha)
         if self.reduce_support_at_progress and feats[self._job].endswith("|REDUCE"):
             # a reduce: its application's at its progress, or its own job's
