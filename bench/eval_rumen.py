@@ -58,6 +58,8 @@ ABLATIONS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
     ("without Z (size)", {}, ("Z",)),
     ("without D (demand)", {}, ("D",)),
     ("without Z and D (shape)", {}, ("Z", "D")),
+    ("without R (reduce group)", {}, ("R",)),
+    ("reduce group discounted (0.3)", {"reduces_correlation": 0.3}, ()),
     ("without J (the job itself)", {}, ("J",)),
     ("without P (progress)", {}, ("P",)),
     ("no shape discount (rho 0)", {"shape_correlation": 0.0}, ()),
@@ -230,10 +232,10 @@ def markdown(paths: Sequence[Path], data: Path, params: dict[str, Any]) -> None:
 Cells = dict[tuple[str, str], tuple[int, int, int, int]]  # (run, trace) -> s->s, s, l->s, l
 
 
-def cells(paths: Sequence[Path], params: dict[str, Any]) -> Cells:
+def cells(paths: Sequence[Path], params: dict[str, Any], without: Sequence[str] = ()) -> Cells:
     """Each run's and trace's short called short, short, long called short, long."""
     out: Cells = {}
-    for run, results in run_all(paths, params):
+    for run, results in run_all(paths, params, without):
         for r in results:
             c = r.confusion
             out[run, r.traces[0]] = (c["short"]["short"], r.n("short"), c["long"]["short"],
@@ -262,13 +264,15 @@ def admissible(cs: Cells, base: Cells, keep: Any) -> bool:
 
 
 def loto(paths: Sequence[Path], data: Path, params: dict[str, Any],
-         grid: dict[str, list[Any]], as_json: bool) -> None:
+         grid: dict[str, list[Any]], as_json: bool, base_without: Sequence[str] = ()) -> None:
     """Leave one trace out: for each trace, the grid setting with the best short
     recall over the *other* traces (four runs) among the admissible ones, and
-    what that setting gives on the held-out trace, against the defaults."""
+    what that setting gives on the held-out trace, against the defaults
+    (``base_without``: the defaults with these levels left out, e.g. the
+    model before a level was added)."""
     names = list(grid)
     settings = [dict(zip(names, values, strict=True)) for values in product(*grid.values())]
-    base = cells(paths, params)
+    base = cells(paths, params, base_without)
     table = [(setting, cells(paths, {**params, **setting})) for setting in settings]
     pooled_best = max((t for t in table if admissible(t[1], base, lambda _: True)),
                       key=lambda t: _rates(t[1], lambda _: True)[0], default=None)
@@ -331,11 +335,14 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--loto", action="append", default=[], metavar="NAME=V1,V2,...",
                     help="leave one trace out over this grid of parameters (repeatable)")
+    ap.add_argument("--loto-base-without", default="", metavar="LETTERS",
+                    help="--loto: compare with the defaults less these levels (e.g. R)")
     args = ap.parse_args()
     paths = trace_paths(args.data)
     params = parse_set(args.set)
     if args.loto:
-        loto(paths, args.data, params, parse_grid(args.loto), args.json)
+        loto(paths, args.data, params, parse_grid(args.loto), args.json,
+             tuple(args.loto_base_without))
     elif args.ablation:
         ablation(paths, params, args.json)
     elif args.calibration:

@@ -177,7 +177,7 @@ def evaluate_jobs(
 
     ``rename``: every job carries this name instead of its own. ``job_prefix``
     keeps the jobs of one trace apart from another's with the same ids.
-    ``without``: properties (``U``, ``A``, ``Z``, ``D``, ``J``, ``P``, ``Q``)
+    ``without``: properties (``U``, ``A``, ``Z``, ``R``, ``D``, ``J``, ``P``, ``Q``)
     given one value for every task, to measure what their levels add."""
     cycle_ms = max(1, cycle_ms)
     tasks, events = _events(jobs)
@@ -250,6 +250,8 @@ def _job_props(jobs: Sequence[TraceJob], maps_total: Sequence[int], rename: str 
             size=size_bucket(maps, job.total_reduces), demand="", job=key, progress="",
         )  # fmt: skip
         masked = {name: MASKED for letter, name in _FIELDS.items() if letter in without}
+        if "R" in without and "Z" not in without:  # one reduce group: R is the size's last part
+            masked["size"] = f"{props.size}|{MASKED}"
         out.append(replace(props, **masked) if masked else props)
     return out
 
