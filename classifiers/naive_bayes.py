@@ -44,12 +44,12 @@ tasks run long (censored), and it is where the overdue rule counts the job's
 late running tasks (without J they are counted on one row shared by every
 job, where they weigh nothing: 84 long tasks called short); the shape (Z)
 keeps a user's jobs of one size from speaking for another size
-(distcache_case2/4 renamed: Pipe after sorter, one user, one name, 128 maps
+(distcache_case2/4 renamed: Pipe after sorter, one user, one name, 100 maps
 each, half of Pipe's maps 68 s); R makes a user's shapes with the new job's
 number of reduces its closest prior, after the application's other shapes:
 the number of maps follows the input's size (more or fewer maps of one
-length), the number of reduces is the job's configuration (Pipe has 8,
-sorter 16). R adds 0.2-0.4 points of short recall per run and calls no
+length), the number of reduces is the job's configuration (Pipe has 5,
+sorter 12). R adds 0.2-0.4 points of short recall per run and calls no
 more long tasks short (folder-input 342 -> 352 of 698 short maps,
 goldFoldedTrace 578 -> 594 of 1072, in the runs where its user has one
 name); with it the shape discount went 0.4 -> 0.3 (chosen leaving one trace
