@@ -68,10 +68,10 @@ cluster's shortness), the name across users (a branch of that level), and
 discounts between a user's applications and within a job (no effect).
 Measured and not built: weighting a user's new shape by how consistently
 the user's earlier shapes agreed (a beta-binomial prior over shapes): the
-tasks it could change, a new shape after two or more shapes all >= 95 %
-short and called long at P(short) >= 0.75, are 31 short and no long task
-over the four runs; the 1,591 short (and 80 long) of the same kind follow
-*one* earlier shape, where no consistency can be measured.
+tasks it could change, of a new shape after two or more shapes all >= 95 %
+short, called long at P(short) >= 0.75, are 5 short (no long) over the four
+runs; the 1,591 short (and 80 long) of the same kind follow *one* earlier
+shape, where no consistency can be measured (``eval_rumen.py --new-shapes``).
 
 Decision rule (a task is short only if every check passes, else long):
 ``unknown`` nothing learned of the user's stage; ``no-history`` fewer than

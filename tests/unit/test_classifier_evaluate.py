@@ -295,3 +295,21 @@ def test_the_reduce_group_calls_more_short_maps_and_no_more_long_ones() -> None:
     without_r = evaluate_traces([folder], without=("R",))
     assert with_r.confusion["short"]["short"] > without_r.confusion["short"]["short"]
     assert with_r.confusion["long"]["short"] <= without_r.confusion["long"]["short"]
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+def test_tasks_called_long_are_counted_by_rule_for_both_classes() -> None:
+    folder = DATA / "hadoop-rumen-testdata/small-trace-test/folder-input-trace.json.gz"
+    seen: list[int] = []
+
+    class Counting(NaiveBayesTaskClassifier):
+        def predict(self, feats: Sequence[str]) -> Prediction:
+            seen.append(1)
+            return super().predict(feats)
+
+    result = evaluate_traces([folder], model_class=Counting)
+    by = result.called_long_by
+    assert sum(s for s, _ in by.values()) == result.confusion["short"]["long"]
+    assert sum(n for _, n in by.values()) == result.confusion["long"]["long"]
+    assert {r: s for r, (s, _) in by.items() if s} == result.short_called_long_by
+    assert by["unknown"][1] > 0 and len(seen) >= result.n("short") + result.n("long")
