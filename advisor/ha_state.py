@@ -121,12 +121,8 @@ def _restore_classifier(advisor: Advisor, data: dict[str, Any]) -> None:
     if advisor.classifier is None:
         return
     m = advisor.classifier.live.model
-    advisor.classifier.live.model = NaiveBayesTaskClassifier.from_dict(
-        data["model"], threshold_s=m.threshold_s, min_confidence=m.min_confidence,
-        alpha=m.alpha, min_support=m.min_support, overdue_factor=m.overdue_factor,
-        max_overdue_share=m.max_overdue_share, shape_correlation=m.shape_correlation,
-        long_while_maps_wait=m.long_while_maps_wait,
-        reduce_support_at_progress=m.reduce_support_at_progress)
+    advisor.classifier.live.model = NaiveBayesTaskClassifier.from_dict(data["model"],
+                                                                       **m.params())
 
 
 def _restore_policies(advisor: Advisor, data: dict[str, Any]) -> None:

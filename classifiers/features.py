@@ -79,6 +79,17 @@ LEVELS: tuple[Level, ...] = (
     Level("F,S,Q,U,A,R,D", 1),  # last: the earlier levels keep their indexes
 )
 LEVEL_NAMES: tuple[str, ...] = tuple(level.name for level in LEVELS)
+# The levels before the reduce group came (a checkpoint of then is migrated).
+LEVEL_NAMES_BEFORE_R: tuple[str, ...] = LEVEL_NAMES[:-1]
+
+
+def reduce_group_of(shape_feature: str) -> str:
+    """The R-level feature of a shape-level one (``F,S,Q,U,A,Z,D=...``): the same
+    values without Z's maps part. Split from the right (Z is ``m<n>|r<n>``, D has
+    no ``|``), so a ``|`` in a user or application name stays where it was."""
+    _, _, value = shape_feature.partition("=")
+    head, _maps, reduces, demand = value.rsplit("|", 3)
+    return f"{LEVELS[-1].name}={head}|{reduces}|{demand}"
 # MRAppMaster container-request priorities (RMContainerAllocator).
 MR_PRIORITY_STAGE = {5: "MAP", 19: "MAP", 20: "MAP", 10: "REDUCE"}
 # What changes between runs of one job: see app_name.

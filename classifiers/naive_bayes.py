@@ -134,7 +134,7 @@ from typing import Any
 from yarn_advisor.classifiers import backoff, checkpoint
 from yarn_advisor.classifiers.backoff import Row, Structure
 from yarn_advisor.classifiers.checkpoint import FORMAT, VERSION, CheckpointError, validate
-from yarn_advisor.classifiers.features import LEVEL_NAMES
+from yarn_advisor.classifiers.features import LEVEL_NAMES, LEVEL_NAMES_BEFORE_R, reduce_group_of
 
 __all__ = ["CheckpointError", "NaiveBayesTaskClassifier", "Prediction", "load_or_fresh"]
 
@@ -225,6 +225,17 @@ class NaiveBayesTaskClassifier:
     @property
     def threshold_s(self) -> float:
         return self.threshold_ms / 1000
+
+    def params(self) -> dict[str, Any]:
+        """The constructor's parameters as this model has them (a restore keeps them all)."""
+        return {"threshold_s": self.threshold_s, "min_confidence": self.min_confidence,
+                "alpha": self.alpha, "min_support": self.min_support,
+                "overdue_factor": self.overdue_factor,
+                "max_overdue_share": self.max_overdue_share,
+                "shape_correlation": self.shape_correlation,
+                "reduces_correlation": self.reduces_correlation,
+                "long_while_maps_wait": self.long_while_maps_wait,
+                "reduce_support_at_progress": self.reduce_support_at_progress}
 
     # ---- learning -------------------------------------------------------
     def learn(self, feats: Sequence[str], is_long: bool) -> None:
@@ -383,7 +394,10 @@ class NaiveBayesTaskClassifier:
         """A model with ``params`` and the checkpoint's learned state.
 
         Raises :class:`CheckpointError` if the data is unusable or was learned
-        with another threshold than ``params['threshold_s']``."""
+        with another threshold than ``params['threshold_s']``. A checkpoint of
+        the levels before the reduce group gains its rows (:func:`with_reduce_groups`)."""
+        if isinstance(data, dict) and data.get("levels") == list(LEVEL_NAMES_BEFORE_R):
+            data = with_reduce_groups(data, cls(**params).shape_correlation)
         state = validate(data, LEVEL_NAMES)
         params.setdefault("threshold_s", state.threshold_s)
         model = cls(**params)
@@ -406,6 +420,36 @@ class NaiveBayesTaskClassifier:
             return cls.from_dict(checkpoint.read(path), **params)
         except CheckpointError as exc:
             raise CheckpointError(f"{path}: unusable checkpoint: {exc}") from exc
+
+
+def with_reduce_groups(data: dict[str, Any], shape_correlation: float) -> dict[str, Any]:
+    """A checkpoint learned before the reduce-group level, with that level's rows
+    added: each R row is what its shapes hand up (``backoff.share`` at
+    ``shape_correlation``; summed over a shape's learning this telescopes to the
+    share of its final row) and their task counts. These are the rows the model
+    would have built learning the same tasks; the levels above are kept as they
+    are (the R level hands up unchanged at ``reduces_correlation`` 0). Malformed
+    rows are left for :func:`validate` to report."""
+    counts = data.get("counts")
+    if not isinstance(counts, dict):
+        return data
+    prefix = SHAPE_LEVEL + "="
+    groups: dict[str, list[float]] = {}
+    for feat, row in counts.items():
+        if not (isinstance(feat, str) and feat.startswith(prefix) and isinstance(row, list)
+                and len(row) == 4 and all(isinstance(x, int | float) for x in row)):
+            continue
+        try:
+            key = reduce_group_of(feat)
+        except ValueError:
+            continue
+        short, long = backoff.share(float(row[0]), float(row[1]), shape_correlation)
+        g = groups.setdefault(key, [0.0, 0.0, 0, 0])
+        g[0] += short
+        g[1] += long
+        g[2] += int(row[2])
+        g[3] += int(row[3])
+    return {**data, "levels": list(LEVEL_NAMES), "counts": {**counts, **groups}}
 
 
 def _tasks(row: Row | None) -> int:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 
@@ -111,3 +112,46 @@ def test_checkpoint_of_another_threshold_is_not_used(tmp_path: Path) -> None:
     model, warning = load_or_fresh(path, threshold_s=30)
     assert model.class_counts == [0, 0] and model.threshold_s == 30
     assert warning is not None and "threshold 60s" in warning
+
+
+def _props(app: str, maps: str, stage: str = "MAP") -> TaskProps:
+    return TaskProps(framework="MAPREDUCE", stage=stage, queue="q", user="u|v", app=app,
+                     size=f"m{maps}|r4", demand="1024", job=f"job_{app}{maps}", progress="0")
+
+
+def test_checkpoint_before_reduce_groups_is_migrated_exactly(tmp_path: Path) -> None:
+    # Learned with R (three shapes of one reduce group, a "|" in the user name),
+    # then saved as a checkpoint of before R: loading rebuilds R's rows exactly.
+    m = NaiveBayesTaskClassifier(shape_correlation=0.3)
+    for i in range(12):
+        for maps, ms in (("8", 4_000), ("16", 5_000), ("64", 80_000)):
+            m.learn_finished(f"{maps}-{i}", features(_props("etl", maps)), ms + i)
+    m.learn_finished("r1", features(_props("etl", "8", "REDUCE")), 2_000)
+    old = m.to_dict()
+    r_prefix = LEVEL_NAMES[-1] + "="
+    assert sum(k.startswith(r_prefix) for k in old["counts"]) == 2  # MAP and REDUCE groups
+    old["levels"] = list(LEVEL_NAMES[:-1])
+    old["counts"] = {k: v for k, v in old["counts"].items() if not k.startswith(r_prefix)}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    back = NaiveBayesTaskClassifier.load(path, shape_correlation=0.3)
+    assert back.counts.keys() == m.counts.keys()
+    for k, row in m.counts.items():
+        assert back.counts[k] == pytest.approx(row), k
+    new_shape = features(_props("etl", "32"))
+    assert back.predict(new_shape) == m.predict(new_shape)
+    # without the migration the old checkpoint is refused (a fresh model)
+    old["levels"] = ["F,S,Q,U"]
+    path.write_text(json.dumps(old))
+    fresh, why = load_or_fresh(path)
+    assert why is not None and "other feature levels" in why and not fresh.counts
+
+
+def test_params_rebuild_the_same_model() -> None:
+    m = NaiveBayesTaskClassifier(threshold_s=30, min_confidence=0.8, shape_correlation=0.2,
+                                 reduces_correlation=0.1, long_while_maps_wait=False)
+    # every constructor parameter is there, with this model's value
+    assert set(m.params()) == set(inspect.signature(NaiveBayesTaskClassifier).parameters)
+    again = NaiveBayesTaskClassifier(**m.params())
+    assert again.params() == m.params()
+    assert (again.reduces_correlation, again.threshold_s) == (0.1, 30.0)
