@@ -254,7 +254,7 @@ class MapReduceAM:
         elif was_running:
             app.running_reduces -= 1
         if reason in ATTEMPT_FAILURES:
-            self._failed_on(app, c.node.host)
+            self.attempt_failed_on(app, c.node.host)
             task.failures += 1
             if task.failures >= MAX_TASK_FAILURES:
                 self._finish(app, "FAILED")
@@ -265,7 +265,7 @@ class MapReduceAM:
             self._ask_map(app, task, PRIORITY_FAST_FAIL_MAP)
         self.arm_tick(app)
 
-    def _failed_on(self, app: SimApp, host: str) -> None:
+    def attempt_failed_on(self, app: SimApp, host: str) -> None:
         """One more failed attempt of ``app`` on ``host``: blacklist it at 3."""
         n = app.failures_on.get(host, 0)
         if n >= MAX_FAILURES_PER_NODE:
