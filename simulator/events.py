@@ -42,8 +42,8 @@ def _name(fn: Callable[..., None]) -> str:
 class EventQueue:
     """``at(t, fn, *args)`` schedules; ``run()`` pops in time order."""
 
-    __slots__ = ("_heap", "_seen", "_seq", "at_instant", "max_per_instant", "now", "processed",
-                 "stopped")
+    __slots__ = ("_heap", "_instant", "_seen", "_seq", "at_instant", "max_per_instant", "now",
+                 "processed", "stopped")
 
     def __init__(self, max_per_instant: int = MAX_EVENTS_PER_INSTANT) -> None:
         self._heap: list[tuple[int, int, Callable[..., None], tuple[Any, ...]]] = []
@@ -52,7 +52,8 @@ class EventQueue:
         self.processed = 0
         self.stopped = False
         self.max_per_instant = max_per_instant
-        self.at_instant = 0  # events run so far at ``now``
+        self._instant = -1  # the time of the last event run
+        self.at_instant = 0  # events run so far at that time
         self._seen: list[str] = []  # past the limit: what ran
 
     def at(self, time_ms: int, fn: Callable[..., None], *args: Any) -> None:
@@ -82,8 +83,9 @@ class EventQueue:
                 self.now = until_ms
                 return
             time_ms, _, fn, args = pop(heap)
-            if time_ms != self.now:
-                self.now = time_ms
+            self.now = time_ms
+            if time_ms != self._instant:
+                self._instant = time_ms
                 self.at_instant = 1
                 if self._seen:
                     self._seen = []
