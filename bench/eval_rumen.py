@@ -35,6 +35,7 @@ import argparse
 import json
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from itertools import pairwise, product
 from pathlib import Path
 from typing import Any
@@ -43,6 +44,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from yarn_advisor.classifiers.eval_result import EvalResult, pooled
 from yarn_advisor.classifiers.evaluate import evaluate_traces
+from yarn_advisor.classifiers.features import LEVEL_NAMES
+from yarn_advisor.classifiers.naive_bayes import (
+    SHAPE_LEVEL,
+    NaiveBayesTaskClassifier,
+    Prediction,
+)
 from yarn_advisor.classifiers.rumen import RumenTrace
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -58,6 +65,8 @@ ABLATIONS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
     ("without Z (size)", {}, ("Z",)),
     ("without D (demand)", {}, ("D",)),
     ("without Z and D (shape)", {}, ("Z", "D")),
+    ("without R (reduce group)", {}, ("R",)),
+    ("reduce group discounted (0.3)", {"reduces_correlation": 0.3}, ()),
     ("without J (the job itself)", {}, ("J",)),
     ("without P (progress)", {}, ("P",)),
     ("no shape discount (rho 0)", {"shape_correlation": 0.0}, ()),
@@ -86,9 +95,11 @@ def trace_paths(data: Path) -> list[Path]:
 
 def run_all(paths: Sequence[Path], params: dict[str, Any] | None = None,
             without: Sequence[str] = (), keep_scores: bool = False,
+            model_class: type[NaiveBayesTaskClassifier] = NaiveBayesTaskClassifier,
             ) -> Iterator[tuple[str, list[EvalResult]]]:
     """Each of :data:`RUNS` with its per-trace results."""
-    options: dict[str, Any] = {"params": params, "without": without, "keep_scores": keep_scores}
+    options: dict[str, Any] = {"params": params, "without": without, "keep_scores": keep_scores,
+                               "model_class": model_class}
     for run in RUNS:
         rename = RENAMED if "renamed" in run else None
         if run.startswith("cross"):
@@ -194,6 +205,54 @@ def calibration(paths: Sequence[Path], params: dict[str, Any], as_json: bool) ->
         f"{m:.3f}->{o:.3f}" for m, o in zip(predicted, observed, strict=True)))
 
 
+_APP, _SHAPE = LEVEL_NAMES.index("F,S,Q,U,A"), LEVEL_NAMES.index(SHAPE_LEVEL)
+NEW_SHAPE_FROM = 0.75  # P(short) from which a new shape called long is counted
+
+
+class NewShapeCounter(NaiveBayesTaskClassifier):
+    """The model, naming a task called long at P(short) >= 0.75 for low
+    confidence whose shape is new by how many shapes of its application were
+    known, and whether they were all >= 95 % short (how much a consistency
+    prior over a user's shapes could change)."""
+
+    def __init__(self, **kw: Any) -> None:
+        super().__init__(**kw)
+        self.shapes: dict[str, set[str]] = {}  # application feature -> its shapes learned
+
+    def learn(self, feats: Sequence[str], is_long: bool) -> None:
+        super().learn(feats, is_long)
+        self.shapes.setdefault(feats[_APP], set()).add(feats[_SHAPE])
+
+    def predict(self, feats: Sequence[str]) -> Prediction:
+        pred = super().predict(feats)
+        if (pred.reason != "low-confidence" or (pred.p_short or 0.0) < NEW_SHAPE_FROM
+                or feats[_SHAPE] in self.counts):
+            return pred
+        known = [self.counts[s] for s in self.shapes.get(feats[_APP], ())]
+        agree = "all >= 95 % short" if all(r[3] >= 0.95 * r[2] for r in known) else "mixed"
+        n = min(len(known), 3)
+        return replace(pred, reason=f"new shape after {n}{'+' if n == 3 else ''} ({agree})")
+
+
+def new_shapes(paths: Sequence[Path], params: dict[str, Any], as_json: bool) -> None:
+    """Tasks called long at P(short) >= 0.75 for low confidence, of a new
+    shape, by the number of its application's shapes known (four runs)."""
+    total: dict[str, list[int]] = {}
+    for _, results in run_all(paths, params, model_class=NewShapeCounter):
+        for r in results:
+            for rule, (short, long) in r.called_long_by.items():
+                if rule.startswith("new shape"):
+                    both = total.setdefault(rule, [0, 0])
+                    both[0] += short
+                    both[1] += long
+    if as_json:
+        print(json.dumps({rule: {"short": s, "long": n} for rule, (s, n) in sorted(total.items())}))
+        return
+    print(f"{'called long (low confidence, P >= 0.75), four runs':<52}{'short':>8}{'long':>8}")
+    for rule, (s, n) in sorted(total.items()):
+        print(f"{rule:<52}{s:>8}{n:>8}")
+
+
 def markdown(paths: Sequence[Path], data: Path, params: dict[str, Any]) -> None:
     """One Markdown row per trace: short recall / long recall / long called short, per run."""
     runs = {run: results for run, results in run_all(paths, params)}
@@ -230,10 +289,10 @@ def markdown(paths: Sequence[Path], data: Path, params: dict[str, Any]) -> None:
 Cells = dict[tuple[str, str], tuple[int, int, int, int]]  # (run, trace) -> s->s, s, l->s, l
 
 
-def cells(paths: Sequence[Path], params: dict[str, Any]) -> Cells:
+def cells(paths: Sequence[Path], params: dict[str, Any], without: Sequence[str] = ()) -> Cells:
     """Each run's and trace's short called short, short, long called short, long."""
     out: Cells = {}
-    for run, results in run_all(paths, params):
+    for run, results in run_all(paths, params, without):
         for r in results:
             c = r.confusion
             out[run, r.traces[0]] = (c["short"]["short"], r.n("short"), c["long"]["short"],
@@ -262,13 +321,15 @@ def admissible(cs: Cells, base: Cells, keep: Any) -> bool:
 
 
 def loto(paths: Sequence[Path], data: Path, params: dict[str, Any],
-         grid: dict[str, list[Any]], as_json: bool) -> None:
+         grid: dict[str, list[Any]], as_json: bool, base_without: Sequence[str] = ()) -> None:
     """Leave one trace out: for each trace, the grid setting with the best short
     recall over the *other* traces (four runs) among the admissible ones, and
-    what that setting gives on the held-out trace, against the defaults."""
+    what that setting gives on the held-out trace, against the defaults
+    (``base_without``: the defaults with these levels left out, e.g. the
+    model before a level was added)."""
     names = list(grid)
     settings = [dict(zip(names, values, strict=True)) for values in product(*grid.values())]
-    base = cells(paths, params)
+    base = cells(paths, params, base_without)
     table = [(setting, cells(paths, {**params, **setting})) for setting in settings]
     pooled_best = max((t for t in table if admissible(t[1], base, lambda _: True)),
                       key=lambda t: _rates(t[1], lambda _: True)[0], default=None)
@@ -327,17 +388,24 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--ablation", action="store_true")
     ap.add_argument("--calibration", action="store_true")
+    ap.add_argument("--new-shapes", action="store_true",
+                    help="new shapes called long, by the application's shapes known")
     ap.add_argument("--markdown", action="store_true", help="one Markdown row per trace")
     ap.add_argument("--set", action="append", default=[], metavar="NAME=VALUE")
     ap.add_argument("--loto", action="append", default=[], metavar="NAME=V1,V2,...",
                     help="leave one trace out over this grid of parameters (repeatable)")
+    ap.add_argument("--loto-base-without", default="", metavar="LETTERS",
+                    help="--loto: compare with the defaults less these levels (e.g. R)")
     args = ap.parse_args()
     paths = trace_paths(args.data)
     params = parse_set(args.set)
     if args.loto:
-        loto(paths, args.data, params, parse_grid(args.loto), args.json)
+        loto(paths, args.data, params, parse_grid(args.loto), args.json,
+             tuple(args.loto_base_without))
     elif args.ablation:
         ablation(paths, params, args.json)
+    elif args.new_shapes:
+        new_shapes(paths, params, args.json)
     elif args.calibration:
         calibration(paths, params, args.json)
     elif args.markdown:

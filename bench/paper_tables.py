@@ -29,7 +29,8 @@ paper's figures with ours:
 ``shares`` lists, per workload, the three modes' makespan and mean JCT and the
 recovered share as ``yarn-advisor simulate --mode all`` computes it:
 ``(baseline - sidecar) / (baseline - in_rm)``, null when the in-RM mode gains
-less than 1 % of the baseline.
+less than 1 % of the baseline; and ``headline``, the same on the metrics the
+paper's own result is stated in (``HEADLINE``), each with its better direction.
 
 The simulator is deterministic (seeded workloads, simulated time), so one run
 per configuration gives the figure; there is no wall-clock measurement here
@@ -52,7 +53,7 @@ from typing import Any
 
 from yarn_advisor.advisor.settings import load_config
 from yarn_advisor.config.schema import AdvisorConfig
-from yarn_advisor.simulator.cli import recovered
+from yarn_advisor.simulator.cli import MIN_GAIN, recovered
 from yarn_advisor.simulator.inrm import build_scheduler, run_with
 from yarn_advisor.simulator.inrm.base import InRMBase
 from yarn_advisor.simulator.inrm.haste import HasteScheduler
@@ -331,8 +332,44 @@ SHARE_WORKLOADS = {"haste": ("haste_table2", "haste_table3", "haste_table4"),
                    "anacrac": ("anacrac_table5", "anacrac_table6")}
 
 
+# Per paper, the metrics its headline result is stated in, with the better direction
+# (-1: lower is better). OPERA's is the MapReduce jobs' mean JCT (Table II, Fig. 5);
+# Matchmaking's the locality rate and map response (Figs. 2-5); ANACRAC's the total
+# time and the failed jobs (Table 6).
+HEADLINE: dict[str, tuple[tuple[str, Callable[[Report], float], int], ...]] = {
+    "haste": (("makespan_s", lambda r: r.makespan_s, -1),),
+    "opera": (("mr_mean_jct_s", _mr_jct, -1),),
+    "matchmaking": (("locality_rate", lambda r: r.locality_rate or 0.0, 1),
+                    ("mean_map_response_s", lambda r: r.mean_map_response_s or 0.0, -1)),
+    "anacrac": (("makespan_s", lambda r: r.makespan_s, -1),
+                ("jobs_failed", lambda r: float(r.jobs_failed), -1)),
+}
+
+
+def headline_share(better: int, base: float, side: float, in_rm: float) -> float | None:
+    """The sidecar's share of the in-RM gain on one headline metric, where ``better``
+    is the metric's better direction; None when the in-RM mode gains less than
+    ``MIN_GAIN`` of the baseline (a count: less than 1) in that direction."""
+    gain = better * (in_rm - base)
+    floor = MIN_GAIN * abs(base) if base else MIN_GAIN
+    if gain <= floor:
+        return None
+    return round(better * (side - base) / gain, 4) + 0.0
+
+
+def headline(paper: str, base: Report, side: Report, in_rm: Report) -> list[dict[str, Any]]:
+    """The three modes and the recovered share on each of ``paper``'s headline metrics."""
+    out = []
+    for metric, value, better in HEADLINE[paper]:
+        b, s, i = value(base), value(side), value(in_rm)
+        out.append({"metric": metric, "baseline": round(b, 4), "sidecar": round(s, 4),
+                    "in_rm": round(i, 4), "recovered": headline_share(better, b, s, i)})
+    return out
+
+
 def shares(runs: Runs, papers: tuple[str, ...]) -> list[dict[str, Any]]:
-    """Per workload: the three modes (the workload's own scheduler) and the share."""
+    """Per workload: the three modes (the workload's own scheduler) and the share, on
+    makespan and mean JCT and on the paper's own headline metrics."""
     out = []
     for paper in papers:
         for name in SHARE_WORKLOADS[paper]:
@@ -346,7 +383,8 @@ def shares(runs: Runs, papers: tuple[str, ...]) -> list[dict[str, Any]]:
                                        "in_rm": ours.makespan_s},
                         "mean_jct_s": {"baseline": base.mean_jct_s, "sidecar": side.mean_jct_s,
                                        "in_rm": ours.mean_jct_s},
-                        "recovered": recovered(base, side, ours)})
+                        "recovered": recovered(base, side, ours),
+                        "headline": headline(paper, base, side, ours)})
     return out
 
 
@@ -382,6 +420,9 @@ def render(result: dict[str, Any]) -> str:
             f"{mk['in_rm']:.0f} s  mean JCT {jct['baseline']:.0f} / {jct['sidecar']:.0f} / "
             f"{jct['in_rm']:.0f} s  recovered: makespan {_share(rec['makespan'])}, "
             f"mean JCT {_share(rec['mean_jct'])}")
+        for h in s["headline"]:
+            lines.append(f"  {'':<24} {h['metric']}: {h['baseline']:g} / {h['sidecar']:g} / "
+                         f"{h['in_rm']:g}  recovered {_share(h['recovered'])}")
     counts: dict[str, int] = {}
     for r in result["rows"]:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1
@@ -416,4 +457,4 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["Row", "collect", "main", "make_row", "pct", "share", "verdict"]
+__all__ = ["Row", "collect", "headline_share", "main", "make_row", "pct", "share", "verdict"]

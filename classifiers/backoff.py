@@ -1,8 +1,8 @@
 """The hierarchical back-off estimate of P(short) over the nested levels.
 
 The levels of :mod:`~yarn_advisor.classifiers.features` form a main chain,
-coarse to fine (the cluster's stage > the user > the application > its shape
-> the job itself), and side branches that refine one level of it. Every
+coarse to fine (the cluster's stage > the user > the application > its
+reduce group > its shape > the job itself), and side branches that refine one level of it. Every
 feature's row holds ``[short, long, tasks, short tasks]``: the numbers of
 tasks learned and of those short, and ``short`` and ``long`` as the finer
 level *hands them up*:

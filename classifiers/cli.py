@@ -33,8 +33,8 @@ from yarn_advisor.classifiers.tasks_csv import TaskCsvReader
 
 TARGET_LONG_CALLED_SHORT = 0.02
 # Model parameters --set may change (the rest have their own options).
-SETTABLE = {"alpha": float, "shape_correlation": float, "overdue_factor": float,
-            "max_overdue_share": float, "long_while_maps_wait": bool,
+SETTABLE = {"alpha": float, "shape_correlation": float, "reduces_correlation": float,
+            "overdue_factor": float, "max_overdue_share": float, "long_while_maps_wait": bool,
             "reduce_support_at_progress": bool}
 
 

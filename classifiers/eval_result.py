@@ -43,6 +43,8 @@ class EvalResult:
         default_factory=lambda: {a: {p: 0 for p in CLASSES} for a in CLASSES}
     )
     short_called_long_by: dict[str, int] = field(default_factory=dict)  # rule -> tasks
+    # rule -> [short, long] tasks it called long (both classes: what a looser rule would cost)
+    called_long_by: dict[str, list[int]] = field(default_factory=dict)
     cold: dict[str, int] = field(default_factory=_per_class)
     first_seen: dict[str, int] = field(default_factory=_per_class)
     oracle: dict[str, int] = field(default_factory=_per_class)  # tasks it calls short
@@ -97,6 +99,10 @@ class EvalResult:
             self.oracle[a] += other.oracle[a]
         for rule, n in other.short_called_long_by.items():
             self.short_called_long_by[rule] = self.short_called_long_by.get(rule, 0) + n
+        for rule, (short, long) in other.called_long_by.items():
+            both = self.called_long_by.setdefault(rule, [0, 0])
+            both[0] += short
+            both[1] += long
         self.skipped += other.skipped
         self.unresolved += other.unresolved
         self.repeated_jobs += other.repeated_jobs

@@ -177,7 +177,7 @@ def evaluate_jobs(
 
     ``rename``: every job carries this name instead of its own. ``job_prefix``
     keeps the jobs of one trace apart from another's with the same ids.
-    ``without``: properties (``U``, ``A``, ``Z``, ``D``, ``J``, ``P``, ``Q``)
+    ``without``: properties (``U``, ``A``, ``Z``, ``R``, ``D``, ``J``, ``P``, ``Q``)
     given one value for every task, to measure what their levels add."""
     cycle_ms = max(1, cycle_ms)
     tasks, events = _events(jobs)
@@ -250,6 +250,8 @@ def _job_props(jobs: Sequence[TraceJob], maps_total: Sequence[int], rename: str 
             size=size_bucket(maps, job.total_reduces), demand="", job=key, progress="",
         )  # fmt: skip
         masked = {name: MASKED for letter, name in _FIELDS.items() if letter in without}
+        if "R" in without and "Z" not in without:  # one reduce group: R is the size's last part
+            masked["size"] = f"{props.size}|{MASKED}"
         out.append(replace(props, **masked) if masked else props)
     return out
 
@@ -288,6 +290,8 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
     if actual == "short" and not task.predicted_short:
         by = result.short_called_long_by
         by[task.reason] = by.get(task.reason, 0) + 1
+    if not task.predicted_short:
+        result.called_long_by.setdefault(task.reason, [0, 0])[actual == "long"] += 1
     result.confusion[actual]["short" if task.predicted_short else "long"] += 1
     if result.keep_scores and task.p_short is not None:
         result.scores.append((task.p_short, actual == "long"))
@@ -300,6 +304,7 @@ def _start(
     cycle_ms: int,
     min_support: int | None,
     params: Mapping[str, Any] | None = None,
+    model_class: type[NaiveBayesTaskClassifier] = NaiveBayesTaskClassifier,
 ) -> tuple[NaiveBayesTaskClassifier, EvalResult]:
     """A fresh model (``params``: more of its keyword arguments) and an empty
     result for it."""
@@ -308,7 +313,7 @@ def _start(
         kw["min_confidence"] = min_confidence
     if min_support is not None:
         kw["min_support"] = min_support
-    model = NaiveBayesTaskClassifier(**kw)
+    model = model_class(**kw)
     result = EvalResult(names, threshold_s, model.min_confidence, cycle_ms, model.min_support)
     return model, result
 
@@ -325,17 +330,20 @@ def evaluate_traces(
     params: Mapping[str, Any] | None = None,
     without: Collection[str] = (),
     keep_scores: bool = False,
+    model_class: type[NaiveBayesTaskClassifier] = NaiveBayesTaskClassifier,
 ) -> EvalResult:
     """Evaluate one fresh model over the Rumen traces, learning across them
     in the order given (``time_order``: of their first task launch). With
     several traces, :attr:`EvalResult.per_trace` holds each trace's figures
-    and a job already replayed from an earlier trace is skipped."""
+    and a job already replayed from an earlier trace is skipped.
+    ``model_class``: the model's class (a bench may record what it saw)."""
     traces = [(str(p), RumenTrace(p)) for p in paths]
     loaded = [(name, trace, list(trace)) for name, trace in traces]
     if time_order:
         loaded.sort(key=lambda t: _first_launch(t[2]))
     names = [name for name, _, _ in loaded]
-    model, result = _start(names, threshold_s, min_confidence, cycle_ms, min_support, params)
+    model, result = _start(names, threshold_s, min_confidence, cycle_ms, min_support, params,
+                           model_class)
     result.rename, result.keep_scores = rename, keep_scores
     replayed: set[str] = set()
     for k, (name, trace, jobs) in enumerate(loaded):

@@ -15,6 +15,10 @@ after the run is used), the same from a trace and live:
   anonymizer's) pools no two users' jobs.
 - Z size: the job's numbers of maps and reduces, each rounded up to a power
   of two (``m64|r8``): the shape of a job whose name says nothing.
+- R reduces: the job's number of reduces alone (the last part of Z): the
+  shapes of one application and number of reduces form its reduce group. The
+  number of maps follows the input's size; the number of reduces is how the
+  job is configured, so a new number of maps of known reduces is the closer kin.
 - D demand: the container memory asked for t's stage, rounded up to a power
   of two in MiB (``512``, ``1024``...).
 - J job: the job itself (its id): its own finished and censored tasks of the
@@ -25,8 +29,9 @@ after the run is used), the same from a trace and live:
   ``+wait`` (it waits for them in shuffle, however long the queue).
 
 The levels (:data:`LEVELS`) are nested, coarse to fine, each under a parent:
-the main chain ``{F,S,Q,U} > {F,S,Q,U,A} > {F,S,Q,U,A,Z,D} > {J,S}`` (the
-user's stage in its queue > the application > its shape > the job itself)
+the main chain ``{F,S,Q,U} > {F,S,Q,U,A} > {F,S,Q,U,A,R,D} > {F,S,Q,U,A,Z,D}
+> {J,S}`` (the user's stage in its queue > the application > its reduce group
+> its shape > the job itself)
 and one side branch ``{F,S,Q,U,A,P}`` refining a reduce by its job's
 progress. The model (:mod:`~yarn_advisor.classifiers.naive_bayes`) backs off
 along them; what each adds, measured, is in its docstring. A feature is the
@@ -70,7 +75,8 @@ LEVELS: tuple[Level, ...] = (
     Level("F,S,Q,U,A", 0),
     Level("F,S,Q,U,A,P", 1, branch=True),
     Level("J,S", 4),
-    Level("F,S,Q,U,A,Z,D", 1),
+    Level("F,S,Q,U,A,Z,D", 5),
+    Level("F,S,Q,U,A,R,D", 1),  # last: the earlier levels keep their indexes
 )
 LEVEL_NAMES: tuple[str, ...] = tuple(level.name for level in LEVELS)
 # MRAppMaster container-request priorities (RMContainerAllocator).
@@ -187,6 +193,7 @@ def features(props: TaskProps) -> tuple[str, ...]:
         "U": props.user,
         "A": props.app,
         "Z": props.size,
+        "R": props.size.rpartition("|")[2],
         "D": props.demand,
         "J": props.job,
         "P": props.progress,

@@ -207,9 +207,9 @@ def _send_labels(w: RMWriter, node_id: str, value: Any) -> Any:
     if len(labels) > 1:
         raise ValueError("a node carries at most one partition label")
     missing = [x for x in labels if x not in cluster_labels(w)]
-    if missing:
+    if missing:  # non-exclusive: other apps may still use the node's idle resources
         w.send("POST", "/add-node-labels", json_body={
-            "nodeLabelInfo": [{"name": x, "exclusivity": "true"} for x in missing]})
+            "nodeLabelInfo": [{"name": x, "exclusivity": "false"} for x in missing]})
     answer = w.send("POST", f"/nodes/{node_id}/replace-labels",
                     params={"labels": labels[0]} if labels else None)
     return {**answer, "added_cluster_labels": missing}

@@ -43,7 +43,7 @@ from yarn_advisor.simulator.progress import ProgressBar
 from yarn_advisor.simulator.readers.common import TraceOptions
 from yarn_advisor.simulator.readers.rumen import read_rumen
 from yarn_advisor.simulator.readers.sls import read_sls
-from yarn_advisor.simulator.readers.swim import read_swim
+from yarn_advisor.simulator.readers.swim import SwimModel, read_swim
 from yarn_advisor.simulator.schedulers import SCHEDULERS
 from yarn_advisor.simulator.sidecar import AdvisorTally, run_sidecar
 from yarn_advisor.simulator.simulation import Simulation, SimulationStuck
@@ -88,6 +88,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
     p.add_argument("--jobs", action="store_true", help="with --json: per-job times too")
     p.add_argument("--max-jobs", type=int, default=0, metavar="N",
                    help="only the first N jobs of a SWIM trace")
+    p.add_argument("--swim-cluster-nodes", type=int, metavar="N",
+                   help="the cluster a SWIM trace was sampled on, whose bytes are scaled "
+                        "to --nodes (default: 3000 for FB-2010 files, else 600)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
     p.set_defaults(handler=cmd_simulate)
@@ -96,7 +99,7 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
 
 def _positive(args: argparse.Namespace) -> list[str]:
     bad = []
-    for name in ("nodes", "node_memory_mb", "node_vcores"):
+    for name in ("nodes", "node_memory_mb", "node_vcores", "swim_cluster_nodes"):
         v = getattr(args, name)
         if v is not None and v <= 0:
             bad.append(f"--{name.replace('_', '-')} must be positive, got {v}")
@@ -116,7 +119,8 @@ def load_input(args: argparse.Namespace) -> Workload:
     if args.sls is not None:
         return read_sls(args.sls, opts)
     if args.swim is not None:
-        return read_swim(args.swim, opts, max_jobs=args.max_jobs)
+        return read_swim(args.swim, opts, SwimModel(raw_cluster_nodes=args.swim_cluster_nodes or 0),
+                         max_jobs=args.max_jobs)
     wl = load_workload(args.workload)
     if args.nodes or args.node_memory_mb or args.node_vcores:
         first = wl.cluster.groups[0]

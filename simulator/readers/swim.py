@@ -2,8 +2,14 @@
 
 Each line is one job: name, submit time (s), gap since the previous
 submission (s), map input bytes, shuffle bytes, reduce output bytes
-(``workloadSuite/GenerateReplayScript.java``: fields 2-5). FB-2009 samples a
-600-node Facebook cluster: 24 one-hour samples make a day.
+(``workloadSuite/GenerateReplayScript.java``: fields 2-5), and in the
+``withInputPaths`` files a seventh field, the anonymized input path (read
+and ignored). 24 one-hour samples make a day. The SWIM repository's days
+come from two clusters (its wiki, "Workloads repository"): FB-2009 from a
+600-machine Facebook cluster, FB-2010 from the same cluster grown to 3000
+machines. The trace's own cluster size is what its bytes are scaled from:
+``--swim-cluster-nodes``, else 3000 for a file whose name says FB-2010, else
+600.
 
 SWIM replays a job as a ``WorkGen`` MapReduce job; we derive its tasks the
 same way, and its durations (SWIM has none: the replay *runs* the jobs) from
@@ -41,13 +47,20 @@ from yarn_advisor.simulator.spec import MAP, REDUCE, Job, Phase, Res, Stage, Wor
 
 MB = 1 << 20
 FB2009_NODES = 600
+FB2010_NODES = 3000
+FIELDS = (6, 7)  # the seventh: the anonymized input path (FB-2010 withInputPaths)
+
+
+def raw_cluster_nodes(path: str | Path) -> int:
+    """The cluster size a SWIM day was sampled on, from its file name (see above)."""
+    return FB2010_NODES if "FB-2010" in Path(path).name else FB2009_NODES
 
 
 @dataclass(frozen=True)
 class SwimModel:
     """Byte rates and sizes that turn SWIM's bytes into tasks and times."""
 
-    raw_cluster_nodes: int = FB2009_NODES
+    raw_cluster_nodes: int = 0  # 0: from the file name (raw_cluster_nodes())
     block_mb: int = 128
     data_per_reduce_mb: int = 1024
     map_mb_s: float = 10.0
@@ -67,8 +80,9 @@ def read_swim(path: str | Path, opts: TraceOptions = DEFAULT_OPTIONS,
         raise WorkloadError([f"{p}: no such file"]) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise WorkloadError([f"{p}: cannot read: {exc}"]) from None
-    nodes = opts.nodes or model.raw_cluster_nodes
-    scale = nodes / model.raw_cluster_nodes
+    raw = model.raw_cluster_nodes or raw_cluster_nodes(p)
+    nodes = opts.nodes or raw
+    scale = nodes / raw
     errors: list[str] = []
     jobs: list[Job] = []
     lines = text.splitlines()
@@ -92,34 +106,43 @@ def read_swim(path: str | Path, opts: TraceOptions = DEFAULT_OPTIONS,
                           scheduler=opts.scheduler)
     return Workload(name=p.stem, cluster=cluster_from_hosts({}, opts_n),
                     scheduler=scheduler_for({"default"}, opts), jobs=tuple(jobs),
-                    source=str(p), notes=(f"SWIM trace scaled x{scale:g} to {nodes} nodes",))
+                    source=str(p),
+                    notes=(f"SWIM trace of a {raw}-node cluster scaled x{scale:g} to {nodes} "
+                           "nodes",))
 
 
 def _check_last(p: Path, lines: list[str]) -> list[str]:
     """A file cut mid-line: its last line is incomplete."""
     last = lines[-1] if lines else ""
-    if len(last.split("\t")) != 6:
+    if len(_fields(last)) not in FIELDS:
         return [f"{p}:{len(lines)}: truncated trace: the last line has "
-                f"{len(last.split(chr(9)))} of 6 fields"]
+                f"{len(_fields(last))} of 6 fields"]
     return []
+
+
+def _fields(line: str) -> list[str]:
+    """A line's tab-separated fields, without the empty ones that trail the input path
+    in the ``withInputPaths`` files (``inputPath1<TAB><TAB>``)."""
+    return line.rstrip("\r\n").rstrip("\t").split("\t")
 
 
 def _job(p: Path, n: int, line: str, scale: float, nodes: int, opts: TraceOptions,
          model: SwimModel, errors: list[str]) -> Job | None:
-    cols = line.rstrip("\n").split("\t")
+    cols = _fields(line)
     name = cols[0] if cols else "?"
     where = f"{p}:{n}: job {name}"
-    if len(cols) != 6:
+    if len(cols) not in FIELDS:
         errors.append(f"{where}: expected 6 tab-separated fields (name, submit s, gap s, "
-                      f"input, shuffle, output bytes), got {len(cols)}")
+                      f"input, shuffle, output bytes; a 7th, the input path, may follow), "
+                      f"got {len(cols)}")
         return None
     try:
-        submit_s, _gap, inp, shuffle, out = (int(x) for x in cols[1:])
+        submit_s, _gap, inp, shuffle, out = (int(x) for x in cols[1:6])
     except ValueError:
-        errors.append(f"{where}: fields 2-6 must be integers, got {cols[1:]}")
+        errors.append(f"{where}: fields 2-6 must be integers, got {cols[1:6]}")
         return None
     if min(submit_s, inp, shuffle, out) < 0:
-        errors.append(f"{where}: negative value in {cols[1:]}")
+        errors.append(f"{where}: negative value in {cols[1:6]}")
         return None
     inp = max(int(inp * scale), 64 * MB)
     shuffle = max(int(shuffle * scale), 1024)

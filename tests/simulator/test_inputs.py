@@ -15,11 +15,14 @@ import pytest
 
 from yarn_advisor.simulator.cli import main
 from yarn_advisor.simulator.fields import WorkloadError
+from yarn_advisor.simulator.readers.common import TraceOptions
 from yarn_advisor.simulator.readers.rumen import read_rumen
 from yarn_advisor.simulator.readers.sls import read_sls
-from yarn_advisor.simulator.readers.swim import read_swim
+from yarn_advisor.simulator.readers.swim import SwimModel, raw_cluster_nodes, read_swim
 from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.workload import load_workload
+
+ROOT = Path(__file__).resolve().parents[2]
 
 GOOD = """\
 name: small
@@ -140,6 +143,27 @@ def test_swim_tasks_are_derived_as_the_replay_script_does(shared_data: Path) -> 
     assert job0.reduces is not None and job0.reduces.durations_ms == (2282,)
     big = max(wl.jobs, key=lambda j: j.maps.tasks if j.maps else 0)
     assert big.maps is not None and big.maps.input == "new"
+
+
+def test_swim_fb2010_paths_and_cluster_size(tmp_path: Path) -> None:
+    # FB-2010 was sampled on 3000 machines (the SWIM wiki), FB-2009 on 600; the
+    # withInputPaths form adds the input path and trailing tabs after the bytes.
+    src = ROOT / "examples" / "traces" / (
+        "FB-2010_samples_24_times_1hr_withInputPaths_0_first50jobs.tsv")
+    assert raw_cluster_nodes(src) == 3000
+    wl = read_swim(src, TraceOptions(nodes=600))
+    assert len(wl.jobs) == 50 and "3000-node cluster scaled x0.2" in wl.notes[0]
+    # job1: 20791551476 input bytes x 0.2 -> ceil(4158310295 / 128 MiB) = 31 maps
+    job1 = wl.jobs[1]
+    assert job1.id == "job1" and job1.maps is not None and job1.maps.tasks == 31
+    same = read_swim(src, TraceOptions(nodes=600), SwimModel(raw_cluster_nodes=600))
+    assert same.jobs[1].maps is not None and same.jobs[1].maps.tasks == 155  # unscaled
+    # without the paths (and a name that does not say FB-2010) it is FB-2009's 600
+    six = _file(tmp_path, "day.tsv", "".join(
+        "\t".join(line.rstrip("\t\n").split("\t")[:6]) + "\n"
+        for line in src.read_text().splitlines(keepends=True)))
+    assert raw_cluster_nodes(six) == 600
+    assert read_swim(six, TraceOptions(nodes=600)).jobs[1].maps.tasks == 155  # type: ignore[union-attr]
 
 
 def test_swim_bad_lines_and_truncation(tmp_path: Path, shared_data: Path) -> None:

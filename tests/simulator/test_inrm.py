@@ -105,6 +105,13 @@ def test_verdicts_and_row_shares() -> None:
     assert pt.verdict("> 0", -2.0, "direction") == "differs"
     assert pt.share(-27.0, -20.0, -5.0) == 0.25
     assert pt.share(-27.0, 4.0, -5.0) is None  # in-RM lost: no gain to share
+    # headline shares follow each metric's better direction
+    assert pt.headline_share(-1, 100.0, 90.0, 60.0) == 0.25       # lower is better
+    assert pt.headline_share(1, 0.80, 0.83, 0.92) == 0.25         # higher is better
+    assert pt.headline_share(1, 0.80, 0.83, 0.70) is None         # in-RM lost
+    assert pt.headline_share(-1, 100.0, 110.0, 60.0) == -0.25     # the sidecar lost
+    assert pt.headline_share(-1, 1.0, 1.0, 0.0) == 0.0            # a count: 1 -> 0
+    assert pt.headline_share(-1, 100.0, 90.0, 99.5) is None       # under 1 %: no gain
 
 
 def test_paper_tables_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
@@ -122,4 +129,9 @@ def test_paper_tables_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     failed = next(r for r in rows if r["metric"].startswith("failed jobs"))
     assert failed["in_rm"] < 0 and failed["verdict"] == "reproduced"
     assert {s["workload"] for s in out["shares"]} == {"anacrac_table5", "anacrac_table6"}
+    table6 = next(s for s in out["shares"] if s["workload"] == "anacrac_table6")
+    heads = {h["metric"]: h for h in table6["headline"]}
+    assert set(heads) == {"makespan_s", "jobs_failed"}
+    assert heads["jobs_failed"]["in_rm"] == heads["jobs_failed"]["baseline"] + failed["in_rm"]
+    assert heads["makespan_s"]["baseline"] == table6["makespan_s"]["baseline"]
     assert pt.main(["--papers", "nope"]) == 2

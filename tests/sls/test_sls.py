@@ -271,12 +271,15 @@ def test_node_resource_changes_what_the_scheduler_places(
 
 def test_exclusive_label_keeps_unlabelled_work_off_the_node(
         sls_cluster: SlsCluster, writer: RMWriter, small_node: dict[str, Any]) -> None:
-    """Labelled (exclusive partition) and then grown, the node gets no new
-    container; the same growth alone fills it within seconds (test above)."""
+    """Labelled (an exclusive partition the operator made) and then grown, the
+    node gets no new container; the same growth alone fills it within seconds
+    (test above). The writer uses the operator's label as it is."""
     c = sls_cluster
+    writer.send("POST", "/add-node-labels", json_body={
+        "nodeLabelInfo": [{"name": "sls_test", "exclusivity": "true"}]})
     out = writer.apply("replace_node_labels", small_node["id"], ["sls_test"])
     assert out.status == "applied" and out.observed == ["sls_test"]
-    assert out.answer["added_cluster_labels"] == ["sls_test"]
+    assert out.answer["added_cluster_labels"] == []
     assert "sls_test" in json.dumps(c.get("/ws/v1/cluster/get-node-labels"))
     before = node(c, small_node["id"])["numContainers"]
     writer.apply("update_node_resource", small_node["id"], {"memory_mb": 8192, "vcores": 8})

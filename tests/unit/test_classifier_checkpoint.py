@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.classifiers.features import TaskProps, features
+from yarn_advisor.classifiers.features import LEVEL_NAMES, TaskProps, features
 from yarn_advisor.classifiers.naive_bayes import (
+    SHAPE_LEVEL,
     CheckpointError,
     NaiveBayesTaskClassifier,
     RunningTask,
@@ -42,7 +43,7 @@ def test_round_trip(tmp_path: Path) -> None:
         assert back.predict(q) == m.predict(q)
     # learned ids survive a restart: the censored task is not learned again
     assert not back.learn_finished("c1", f("grep"), 120_000)
-    assert back.short_max_ms == {f("sort")[-1]: 3_019}
+    assert back.short_max_ms == {f("sort")[LEVEL_NAMES.index(SHAPE_LEVEL)]: 3_019}
 
 
 def test_load_or_fresh_applies_configured_decision_parameters(tmp_path: Path) -> None:

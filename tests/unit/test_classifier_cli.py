@@ -102,7 +102,11 @@ def test_set_passes_model_parameters(capsys: pytest.CaptureFixture[str]) -> None
     default = json.loads(capsys.readouterr().out)
     # no discount of a shape: Pipe's first maps are called short from sorter's
     assert loose["confusion"]["long"]["short"] > default["confusion"]["long"]["short"]
-    for bad in ("shape_correlation=2", "nope=1", "alpha=x", "long_while_maps_wait=yes", "alpha"):
+    assert main("classify-eval", "--rumen", str(TRACE), "--json",
+                "--set", "reduces_correlation=0.3") == 0
+    capsys.readouterr()
+    for bad in ("shape_correlation=2", "reduces_correlation=2", "nope=1", "alpha=x",
+                "long_while_maps_wait=yes", "alpha"):
         assert main("classify-eval", "--rumen", str(TRACE), "--set", bad) == 2
         assert "--set" in capsys.readouterr().err
 

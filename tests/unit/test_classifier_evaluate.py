@@ -274,3 +274,42 @@ def test_indexed_running_tasks_tell_the_model_what_the_whole_list_would(name: st
             for model in (indexed, listed):
                 model.learn_finished(task.task_id, task.feats, task.finish - task.start)
     assert overdue_seen > 0.2 and listed.class_counts[1] > 0  # both rules were exercised
+
+
+def test_without_r_puts_each_application_in_one_reduce_group() -> None:
+    # R masked: every job's R value is one, while its shape (Z) stays its own
+    spy = Spy()
+    jobs = [job("a", (0, 5 * S), job_id="job_a"),
+            replace(job("b", (10 * S, 15 * S), job_id="job_b"), total_reduces=8)]
+    evaluate_jobs(jobs, spy, EvalResult(["x"], 60.0, 0.9, 1), 1, without=("R",))
+    feats = [f for f, _, _ in spy.seen_at_predict]
+    assert {f[5].rsplit("|", 2)[1] for f in feats} == {"*"}
+    assert len({f[4] for f in feats}) == 2
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+def test_the_reduce_group_calls_more_short_maps_and_no_more_long_ones() -> None:
+    # folder-input: geek4's 64- and 128-map jobs after its 32-map one (one reduce each)
+    folder = DATA / "hadoop-rumen-testdata/small-trace-test/folder-input-trace.json.gz"
+    with_r = evaluate_traces([folder])
+    without_r = evaluate_traces([folder], without=("R",))
+    assert with_r.confusion["short"]["short"] > without_r.confusion["short"]["short"]
+    assert with_r.confusion["long"]["short"] <= without_r.confusion["long"]["short"]
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+def test_tasks_called_long_are_counted_by_rule_for_both_classes() -> None:
+    folder = DATA / "hadoop-rumen-testdata/small-trace-test/folder-input-trace.json.gz"
+    seen: list[int] = []
+
+    class Counting(NaiveBayesTaskClassifier):
+        def predict(self, feats: Sequence[str]) -> Prediction:
+            seen.append(1)
+            return super().predict(feats)
+
+    result = evaluate_traces([folder], model_class=Counting)
+    by = result.called_long_by
+    assert sum(s for s, _ in by.values()) == result.confusion["short"]["long"]
+    assert sum(n for _, n in by.values()) == result.confusion["long"]["long"]
+    assert {r: s for r, (s, _) in by.items() if s} == result.short_called_long_by
+    assert by["unknown"][1] > 0 and len(seen) >= result.n("short") + result.n("long")

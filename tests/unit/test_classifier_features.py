@@ -27,11 +27,14 @@ PROPS = TaskProps(framework="MAPREDUCE", stage="MAP", queue="etl", user="alice",
 
 
 def test_levels_are_the_documented_hierarchy() -> None:
-    assert LEVEL_NAMES == ("F,S,Q,U", "F,S,Q,U,A", "F,S,Q,U,A,P", "J,S", "F,S,Q,U,A,Z,D")
-    # the main chain user > application > shape > job, progress a branch of the application
+    assert LEVEL_NAMES == ("F,S,Q,U", "F,S,Q,U,A", "F,S,Q,U,A,P", "J,S", "F,S,Q,U,A,Z,D",
+                           "F,S,Q,U,A,R,D")
+    # the main chain user > application > its reduces > shape > job, progress a
+    # branch of the application
     parents = {lv.name: LEVELS[lv.parent].name if lv.parent >= 0 else None for lv in LEVELS}
     assert parents == {"F,S,Q,U": None, "F,S,Q,U,A": "F,S,Q,U", "F,S,Q,U,A,P": "F,S,Q,U,A",
-                       "F,S,Q,U,A,Z,D": "F,S,Q,U,A", "J,S": "F,S,Q,U,A,Z,D"}
+                       "F,S,Q,U,A,R,D": "F,S,Q,U,A", "F,S,Q,U,A,Z,D": "F,S,Q,U,A,R,D",
+                       "J,S": "F,S,Q,U,A,Z,D"}
     assert [lv.name for lv in LEVELS if lv.branch] == ["F,S,Q,U,A,P"]
 
 
@@ -42,6 +45,7 @@ def test_features_one_string_per_level() -> None:
         "F,S,Q,U,A,P=MAPREDUCE|MAP|etl|alice|sort|<50",
         "J,S=job_1_0001|MAP",
         "F,S,Q,U,A,Z,D=MAPREDUCE|MAP|etl|alice|sort|m64|r8|1024",
+        "F,S,Q,U,A,R,D=MAPREDUCE|MAP|etl|alice|sort|r8|1024",
     )
     # one name shared by every job pools no two users: each level keys the user
     bob = features(replace(PROPS, user="bob"))

@@ -30,12 +30,42 @@ def test_backoff_hand_computed() -> None:
     assert m.posterior(f()) == pytest.approx(4.5 / 5)
     # Another job of the same shape: the shape's 4 tasks, (4 + 1/2) / 5.
     assert m.posterior(f(job="job_2")) == pytest.approx(4.5 / 5)
-    # A job of another shape: the shape hands its application its effective
-    # number, 4 / (1 + 3 x 0.4) = 1.818..., so (1.818 + 1/2) / 2.818.
+    # A job of another shape: the shape hands its reduce group (and that its
+    # application, undiscounted) its effective number, 4 / (1 + 3 x 0.4) =
+    # 1.818..., so (1.818 + 1/2) / 2.818, for another number of maps or of reduces.
     eff = 4 / (1 + 3 * 0.4)
     assert m.posterior(f(job="job_3", size="m512|r8")) == pytest.approx((eff + 0.5) / (eff + 1))
+    assert m.posterior(f(job="job_4", size="m64|r1")) == pytest.approx((eff + 0.5) / (eff + 1))
     # Nothing known of another user: no estimate.
     assert m.posterior(f(user="bob", job="job_b")) is None
+
+
+def test_a_new_shape_leans_on_the_shapes_with_its_number_of_reduces() -> None:
+    # alice ran three short map-only-like shapes with one reduce (m16, m64,
+    # m128 maps) and one long shape with 8 reduces (another configuration).
+    # A new number of maps with one reduce is short: its reduce group is the
+    # closer prior, (3 x 3.29 + q) / (3 x 3.29 + 1), q the application's other
+    # (long) tasks. Pooled over the application instead (no reduce group),
+    # the long shape pulls it to 0.73. A new shape with 8 reduces stays long.
+    m = NaiveBayesTaskClassifier()
+    for k, size in enumerate(("m16|r1", "m64|r1", "m128|r1")):
+        _short_tasks(m, 100, prefix=f"s{k}-", job=f"job_s{k}", size=size)
+    for i in range(100):
+        m.learn_finished(f"l{i}", f(job="job_l", size="m64|r8"), 90_000)
+    eff = 100 / (1 + 99 * 0.3)
+    q_app = 0.5 / (eff + 1)
+    new_maps = m.predict(f(job="job_n", size="m32|r1"))
+    assert new_maps.p_short == pytest.approx((3 * eff + q_app) / (3 * eff + 1))
+    assert (new_maps.short, new_maps.reason) == (True, "short")
+    assert m.predict(f(job="job_r", size="m32|r8")).reason == "low-confidence"
+    # reduces_correlation discounts what a reduce group hands its application
+    m = NaiveBayesTaskClassifier(shape_correlation=0.4, reduces_correlation=0.5)
+    _short_tasks(m, 4)
+    eff = 4 / (1 + 3 * 0.4)
+    eff_app = eff / (1 + (eff - 1) * 0.5)
+    assert m.posterior(f(job="job_3", size="m512|r8")) == pytest.approx((eff + 0.5) / (eff + 1))
+    assert m.posterior(f(job="job_4", size="m64|r1")) == pytest.approx(
+        (eff_app + 0.5) / (eff_app + 1))
 
 
 def test_each_task_counted_once_along_the_chain() -> None:
@@ -98,7 +128,7 @@ def test_a_shape_of_many_tasks_weighs_as_a_few_for_a_new_shape() -> None:
     assert m.predict(f(job="job_2")).short
     other = m.predict(f(job="job_3", size="m64|r4"))
     assert other.reason == "low-confidence" and other.p_short == pytest.approx(
-        (200 / (1 + 199 * 0.4) + 0.5) / (200 / (1 + 199 * 0.4) + 1))
+        (200 / (1 + 199 * 0.3) + 0.5) / (200 / (1 + 199 * 0.3) + 1))
 
 
 def test_the_job_itself_corrects_a_wrong_short_call() -> None:
@@ -226,7 +256,8 @@ def test_predict_many_scores_each_group_once(monkeypatch: pytest.MonkeyPatch) ->
 
 def test_invalid_parameters() -> None:
     for kw in ({"threshold_s": 0}, {"min_confidence": 1.5}, {"alpha": 0},
-               {"shape_correlation": -0.1}, {"shape_correlation": 1.5}):
+               {"shape_correlation": -0.1}, {"shape_correlation": 1.5},
+               {"reduces_correlation": -0.1}, {"reduces_correlation": 1.5}):
         with pytest.raises(ValueError):
             NaiveBayesTaskClassifier(**kw)  # type: ignore[arg-type]
 
