@@ -34,7 +34,9 @@ priority is in force, not advisory):
   resources out (no CPU over-subscription, which the simulator shares without
   loss); ``combined+slowstart`` adds the best slowstart. The in-RM makespan
   under the same settings is printed beside each (the reference moves too).
-  Kills are printed with every best: memory over-commit can win by killing.
+  Kills are printed with every best. A run that fails a job (a task killed for
+  memory 4 times fails it, as in YARN) or is not done in 3 simulated hours is
+  dropped: a failed job ends early, which is no gain.
 
 The simulator is deterministic (seeded): each figure is one run; the bench
 checks it by running the baseline twice.
@@ -46,7 +48,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -79,7 +80,7 @@ from _haste_levers import (
 from yarn_advisor.simulator.inrm import run_inrm
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.sidecar import run_sidecar
-from yarn_advisor.simulator.simulation import Simulation
+from yarn_advisor.simulator.simulation import Simulation, SimulationStuck
 from yarn_advisor.simulator.spec import Workload
 from yarn_advisor.simulator.workload import load_workload
 
@@ -101,39 +102,25 @@ class Fig:
 
 # --- runs -------------------------------------------------------------------------------
 HORIZON_MS = 3 * 3600_000  # a run not done in 3 simulated hours (3-7x the baselines) loses
-WALL_S = 10.0  # nor one that takes more than this on the wall clock (a baseline: < 1 s)
 LOST = Fig(float("inf"), float("inf"), -1)
 
 
-class WallLimit(BaseException):  # not an Exception: nothing on the way may swallow it
-    pass
-
-
-def _alarm(signum: int, frame: object) -> None:
-    raise WallLimit
-
-
 def limited(call: Callable[[], Report]) -> Report | None:
-    """``call()``, or None past ``WALL_S`` of wall time (a timer signal: some settings
-    on haste_table3 kill and rerun without simulated time advancing, in the
-    CapacityScheduler and in the in-RM scheduler): a setting that thrashes must not
-    stall the search."""
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, WALL_S)
+    """``call()``, or None when the simulator stops the run for looping without
+    progress (``SimulationStuck``; none is known since a task killed for memory
+    fails its attempt and its job after 4, as in YARN: memory x 1.25 on table3
+    used to kill and rerun one map without end)."""
     try:
         return call()
-    except WallLimit:
+    except SimulationStuck:
         return None
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
 
 
 def finish(sim: Simulation) -> Fig:
-    """Run ``sim`` to its end; ``LOST`` past ``HORIZON_MS`` of simulated time or
-    ``WALL_S`` of wall time."""
+    """Run ``sim`` to its end; ``LOST`` past ``HORIZON_MS`` of simulated time, or
+    when a job failed (a failed job ends early: its makespan is no gain)."""
     r = limited(lambda: sim.run(until_ms=HORIZON_MS))
-    return Fig.of(r) if r is not None and sim.unfinished <= 0 else LOST
+    return Fig.of(r) if r is not None and sim.unfinished <= 0 and not r.jobs_failed else LOST
 
 
 def bounded(wl: Workload) -> Fig:
@@ -369,9 +356,10 @@ def _combined(run: Runner, wl: Workload, order: Order,
 
 
 def _inrm_makespan(wl: Workload) -> float | None:
-    """The in-RM makespan on ``wl``, None when it does not end (see ``limited``)."""
+    """The in-RM makespan on ``wl``, None when it does not end (see ``limited``) or
+    fails a job."""
     r = limited(lambda: run_inrm(wl, wl.paper)[0])
-    return None if r is None or r.stalled else r.makespan_s
+    return None if r is None or r.stalled or r.jobs_failed else r.makespan_s
 
 
 # --- output -----------------------------------------------------------------------------

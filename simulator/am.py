@@ -19,7 +19,18 @@
   a heartbeat that preempts asks for no new reduces.
 - A killed attempt runs again: a map at ``PRIORITY_FAST_FAIL_MAP`` (5) on
   ``*``, a reduce through ``scheduleReduces``; a task that *fails* 4 times
-  (``mapreduce.map.maxattempts``) fails its job.
+  (``mapreduce.map.maxattempts``) fails its job. An attempt whose container
+  the NM killed for memory has *failed* (its exit status is none of ABORTED,
+  PREEMPTED, KILLED_BY_CONTAINER_SCHEDULER: ``createContainerFinishedEvent``
+  sends TA_CONTAINER_COMPLETED, not TA_KILL); preemption, signals and the
+  RM's kills are kills and do not count.
+- Node blacklisting (``RMContainerRequestor.containerFailedOnHost``): 3 failed
+  attempts of one job on a host (``mapreduce.job.maxtaskfailures.per.tracker``)
+  blacklist it for the job, and the scheduler then skips that host for the
+  app (``SchedulerAppUtils.isPlaceBlacklisted``); blacklisting is ignored while
+  33 % or more of the nodes are blacklisted
+  (``...node-blacklisting.ignore-threshold-node-percent``). The RM hears of it
+  at once here, at the AM's next heartbeat in YARN.
 - The AM finishes ``am_finish`` ms after its last task; a killed AM restarts
   once (``yarn.resourcemanager.am.max-attempts`` 2) keeping finished tasks.
 """
@@ -47,6 +58,10 @@ if TYPE_CHECKING:
 
 MAX_TASK_FAILURES = 4
 AM_MAX_ATTEMPTS = 2
+MAX_FAILURES_PER_NODE = 3
+BLACKLIST_IGNORE_PERCENT = 33
+# container ends the AM counts as a failed attempt (the rest are kills)
+ATTEMPT_FAILURES = frozenset({"FAILED", "KILLED_MEMORY"})
 
 
 class MapReduceAM:
@@ -153,6 +168,7 @@ class MapReduceAM:
         task.state = "SUCCEEDED"
         task.finish_ms = now
         self.metrics.last_progress_ms = now
+        self.metrics.progressed()
         self.nms.stop(c)
         self.rm.report_completed(c)
         if task.kind == MAP:
@@ -220,7 +236,8 @@ class MapReduceAM:
             self.rm.release(c)
         else:
             self.rm.report_completed(c)
-        self.metrics.killed(reason, now - c.allocated_ms)
+        what = f"{c.task.kind.lower()} {c.task.index} of {app.job.id} on {c.node.host}"
+        self.metrics.killed(reason, now - c.allocated_ms, what)
         app.kills += 1
         if app.is_done:
             return
@@ -236,7 +253,8 @@ class MapReduceAM:
                 app.running_maps -= 1
         elif was_running:
             app.running_reduces -= 1
-        if reason == "FAILED":
+        if reason in ATTEMPT_FAILURES:
+            self.attempt_failed_on(app, c.node.host)
             task.failures += 1
             if task.failures >= MAX_TASK_FAILURES:
                 self._finish(app, "FAILED")
@@ -247,6 +265,19 @@ class MapReduceAM:
             self._ask_map(app, task, PRIORITY_FAST_FAIL_MAP)
         self.arm_tick(app)
 
+    def attempt_failed_on(self, app: SimApp, host: str) -> None:
+        """One more failed attempt of ``app`` on ``host``: blacklist it at 3."""
+        n = app.failures_on.get(host, 0)
+        if n >= MAX_FAILURES_PER_NODE:
+            return  # already blacklisted
+        app.failures_on[host] = n + 1
+        if n + 1 < MAX_FAILURES_PER_NODE:
+            return
+        hosts = frozenset(h for h, k in app.failures_on.items() if k >= MAX_FAILURES_PER_NODE)
+        known = max(self.rm.running_nodes, 1)
+        ignored = len(hosts) * 100 // known >= BLACKLIST_IGNORE_PERCENT
+        app.blacklisted = frozenset() if ignored else hosts
+
     def _am_lost(self, app: SimApp) -> None:
         """The AM container died: a new attempt, or the app fails."""
         for c in list(app.containers.values()):
@@ -255,6 +286,7 @@ class MapReduceAM:
             if not c.is_am:
                 self.metrics.killed("AM_LOST", self.events.now - c.allocated_ms)
         self.rm.clear_asks(app)
+        app.failures_on, app.blacklisted = {}, frozenset()  # a new AM, a new blacklist
         if app.am_attempt >= AM_MAX_ATTEMPTS:
             self._finish(app, "FAILED")
             return

@@ -243,7 +243,9 @@ class SimApp:
         "am_tick_armed",
         "am_vc",
         "asks",
+        "blacklisted",
         "containers",
+        "failures_on",
         "final_status",
         "finish_ms",
         "id",
@@ -321,6 +323,10 @@ class SimApp:
         self.vcore_ms = 0
         self.locality_counts = {NODE_LOCAL: 0, RACK_LOCAL: 0, OFF_SWITCH: 0}
         self.kills = 0
+        # the MR AM's node blacklist: failed attempts per host; the hosts the
+        # scheduler must skip for this app (empty while blacklisting is ignored)
+        self.failures_on: dict[str, int] = {}
+        self.blacklisted: frozenset[str] = frozenset()
 
     @property
     def attempt_id(self) -> str:

@@ -18,7 +18,9 @@ adds ``recovered``: the share of the in-RM gain over the baseline the sidecar
 gets, ``(baseline - sidecar) / (baseline - in_rm)`` for ``makespan`` and
 ``mean_jct`` (null when the in-RM mode gains nothing: less than 1 % of the
 baseline, where the ratio would only magnify noise).
-Exit status: 0; 1 when a run stalled (jobs left that could never run);
+Exit status: 0; 1 when a run stalled (jobs left that could never run) or
+looped without progress (a clear message naming the workload, the simulated
+time and what repeats; the runs before it are printed);
 2 for bad input (every problem is printed with its file and line or job).
 """
 
@@ -33,6 +35,7 @@ from typing import Any
 
 from yarn_advisor.advisor.settings import load_config
 from yarn_advisor.config.base import ConfigError
+from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.fields import WorkloadError
 from yarn_advisor.simulator.inrm import run_inrm
 from yarn_advisor.simulator.metrics import Report
@@ -43,7 +46,7 @@ from yarn_advisor.simulator.readers.sls import read_sls
 from yarn_advisor.simulator.readers.swim import SwimModel, read_swim
 from yarn_advisor.simulator.schedulers import SCHEDULERS
 from yarn_advisor.simulator.sidecar import AdvisorTally, run_sidecar
-from yarn_advisor.simulator.simulation import Simulation
+from yarn_advisor.simulator.simulation import Simulation, SimulationStuck
 from yarn_advisor.simulator.spec import PAPERS, NodeGroup, Workload
 from yarn_advisor.simulator.timeline import TimelineError, write_timeline
 from yarn_advisor.simulator.workload import load_workload
@@ -140,9 +143,11 @@ def run_baseline(wl: Workload, scheduler: str | None, progress: bool,
                  sample_ms: int = 0) -> tuple[Report, Simulation]:
     sim = Simulation(wl, scheduler=scheduler, mode="baseline", sample_ms=sample_ms)
     bar = ProgressBar(f"simulate {wl.name} baseline") if progress else None
-    report = sim.run(progress=bar)
-    if bar is not None:
-        bar.close()
+    try:
+        report = sim.run(progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
     return report, sim
 
 
@@ -179,28 +184,11 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         if args.mode == "all" else [args.mode]
     runs: list[tuple[Report, Simulation]] = []
     lines: list[tuple[Report, dict[str, Any], AdvisorTally | None]] = []
-    for mode in modes:
-        tally: AdvisorTally | None = None
-        extra: dict[str, Any] = {}
-        if mode == "baseline":
-            report, sim = run_baseline(wl, args.scheduler, show)
-        elif mode == "sidecar":
-            bar = ProgressBar(f"simulate {wl.name} sidecar") if show else None
-            report, tally, sim = run_sidecar(wl, args.scheduler, cfg, progress=bar,
-                                             warm=args.warm)
-            if bar is not None:
-                bar.close()
-            extra = {"advisor": tally.to_json()}
-        else:
-            bar = ProgressBar(f"simulate {wl.name} in-rm {paper}") if show else None
-            report, sim = run_inrm(wl, paper, cfg, progress=bar)
-            if bar is not None:
-                bar.close()
-            extra = {"paper": paper}
-        runs.append((report, sim))
-        lines.append((report, extra, tally))
-        if args.mode != "all" or mode == "baseline":
-            _print(args, report, extra, tally)
+    try:
+        _run_modes(args, wl, cfg, paper, modes, show, runs, lines)
+    except SimulationStuck as exc:
+        print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
+        return 1
     if args.mode == "all" and not paper:
         _print(args, *lines[1])
     elif args.mode == "all":
@@ -217,6 +205,40 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
             return 2
     return 1 if any(r.stalled for r, _ in runs) else 0
+
+
+def _run_modes(args: argparse.Namespace, wl: Workload, cfg: AdvisorConfig | None,
+               paper: str | None, modes: list[str], show: bool,
+               runs: list[tuple[Report, Simulation]],
+               lines: list[tuple[Report, dict[str, Any], AdvisorTally | None]]) -> None:
+    """Run each mode in turn, printing a line as soon as it is known."""
+    for mode in modes:
+        tally: AdvisorTally | None = None
+        extra: dict[str, Any] = {}
+        if mode == "baseline":
+            report, sim = run_baseline(wl, args.scheduler, show)
+        elif mode == "sidecar":
+            bar = ProgressBar(f"simulate {wl.name} sidecar") if show else None
+            try:
+                report, tally, sim = run_sidecar(wl, args.scheduler, cfg, progress=bar,
+                                                 warm=args.warm)
+            finally:
+                if bar is not None:
+                    bar.close()
+            extra = {"advisor": tally.to_json()}
+        else:
+            assert paper is not None  # in-rm is a mode only with a paper
+            bar = ProgressBar(f"simulate {wl.name} in-rm {paper}") if show else None
+            try:
+                report, sim = run_inrm(wl, paper, cfg, progress=bar)
+            finally:
+                if bar is not None:
+                    bar.close()
+            extra = {"paper": paper}
+        runs.append((report, sim))
+        lines.append((report, extra, tally))
+        if args.mode != "all" or mode == "baseline":
+            _print(args, report, extra, tally)
 
 
 def recovered(base: Report, side: Report, inrm: Report) -> dict[str, float | None]:

@@ -7,8 +7,9 @@ weights); a task whose phase uses no CPU is not slowed. When their resident
 memory passes the node's real memory, the newest container (the one launched
 last, not an AM unless nothing else is left) is killed, repeatedly, until the
 rest fits: its work is lost and its task asks again (the kernel's or the NM's
-memory enforcement). A reduce that has finished shuffling waits, holding its
-container, until the last map of its job is done.
+memory enforcement; the AM counts that attempt as failed, see am.py). A
+reduce that has finished shuffling waits, holding its container, until the
+last map of its job is done.
 """
 
 from __future__ import annotations

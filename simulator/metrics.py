@@ -87,6 +87,10 @@ class Metrics:
         self.now = 0
         self.last_progress_ms = 0
         self.stalled = False
+        # container kills since a task last finished or a job was submitted or ended:
+        # "task on host: reason" -> count (what a kill-and-rerun loop repeats)
+        self.kill_streak: dict[str, int] = {}
+        self.kills_in_streak = 0
 
     def begin(self, now: int) -> None:
         if self.started_ms is None:
@@ -113,10 +117,19 @@ class Metrics:
             self.real_mem.add(self.now, d_real_mem)
             self.real_cpu.add(self.now, d_real_cpu)
 
-    def killed(self, reason: str, held_ms: int) -> None:
+    def killed(self, reason: str, held_ms: int, what: str = "") -> None:
         self.kills += 1
         self.kills_by_reason[reason] = self.kills_by_reason.get(reason, 0) + 1
         self.wasted_ms += max(0, held_ms)
+        self.kills_in_streak += 1
+        key = f"{what}: {reason}" if what else reason
+        self.kill_streak[key] = self.kill_streak.get(key, 0) + 1
+
+    def progressed(self) -> None:
+        """A task finished, or a job was submitted or ended: the kill streak ends."""
+        if self.kills_in_streak:
+            self.kills_in_streak = 0
+            self.kill_streak = {}
 
     def report(self, mode: str, scheduler: str, workload: str, events: int,
                wall_s: float) -> Report:

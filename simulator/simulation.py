@@ -11,6 +11,14 @@ holding a whole cluster) stops after ``stall_ms`` of simulated time without an
 allocation, a task end or a submission while no task runs; its report says
 ``stalled``.
 
+A run must never hang. One that loops without progress stops with
+:class:`SimulationStuck`, naming the workload, the simulated time and what
+repeats: more than ``MAX_EVENTS_PER_INSTANT`` (events.py) events at one
+simulated millisecond (the clock stopped), or more than
+``MAX_KILLS_WITHOUT_PROGRESS`` container kills in a row with no task
+finishing and no job submitted or ended (kill and rerun without end; a
+healthy run interleaves its kills with completions).
+
 Times inside are milliseconds from the start of the run; snapshots and ids
 add ``cluster_ts`` (the RM's start time in epoch ms) as a real RM would.
 """
@@ -24,7 +32,7 @@ from collections.abc import Callable
 from yarn_advisor.simulator.am import MapReduceAM
 from yarn_advisor.simulator.apps import SimApp, SimContainer, SimTask
 from yarn_advisor.simulator.cluster import BlockMap, SimNode, build_nodes
-from yarn_advisor.simulator.events import EventQueue
+from yarn_advisor.simulator.events import ClockStopped, EventQueue
 from yarn_advisor.simulator.execution import NodeManagers
 from yarn_advisor.simulator.metrics import JobRecord, Metrics, Report, Sample
 from yarn_advisor.simulator.rm import RMCore
@@ -33,8 +41,13 @@ from yarn_advisor.simulator.schedulers.base import Calculator, Scheduler
 from yarn_advisor.simulator.spec import MAP, REDUCE, Job, Workload
 
 CLUSTER_TS = 1_700_000_000_000
+MAX_KILLS_WITHOUT_PROGRESS = 10_000
 Hook = Callable[["Simulation"], None]
 Progress = Callable[[int, int, int], None]
+
+
+class SimulationStuck(RuntimeError):
+    """A run that no longer progresses (it would otherwise never end)."""
 
 
 class Simulation:
@@ -42,11 +55,14 @@ class Simulation:
 
     def __init__(self, workload: Workload, scheduler: str | Scheduler | None = None,
                  mode: str = "baseline", sample_ms: int = 0,
-                 cluster_ts: int = CLUSTER_TS, stall_ms: int = 3600_000) -> None:
+                 cluster_ts: int = CLUSTER_TS, stall_ms: int = 3600_000,
+                 max_kills_without_progress: int | None = None) -> None:
         self.workload = workload
         self.mode = mode
         self.cluster_ts = cluster_ts
         self.stall_ms = stall_ms
+        self.max_kills_without_progress = MAX_KILLS_WITHOUT_PROGRESS \
+            if max_kills_without_progress is None else max_kills_without_progress
         spec = workload.scheduler
         if isinstance(scheduler, str) or scheduler is None:
             self.scheduler: Scheduler = make_scheduler(scheduler or spec.type, spec)
@@ -123,7 +139,8 @@ class Simulation:
     # --- running --------------------------------------------------------------------
     def run(self, until_ms: int | None = None, progress: Progress | None = None,
             progress_every_s: float = 0.5) -> Report:
-        """Run to the end of the workload (or ``until_ms``) and report."""
+        """Run to the end of the workload (or ``until_ms``) and report; raises
+        :class:`SimulationStuck` when the run loops without progress."""
         started = time.perf_counter()
         if not self._started:
             self._start()
@@ -133,7 +150,12 @@ class Simulation:
             nxt = self.events.next_time()
             assert nxt is not None
             horizon = nxt + step if until_ms is None else min(until_ms, nxt + step)
-            self._run_until(horizon)
+            try:
+                self._run_until(horizon)
+            except ClockStopped as exc:
+                raise SimulationStuck(f"{self._where()}: {exc}") from None
+            if self.metrics.kills_in_streak > self.max_kills_without_progress:
+                raise SimulationStuck(self._kill_loop())
             if until_ms is not None and self.events.now >= until_ms:
                 break
             if self.events.now - self.metrics.last_progress_ms > self.stall_ms and \
@@ -148,6 +170,18 @@ class Simulation:
             progress(self.events.now, len(self.workload.jobs) - self.unfinished,
                      len(self.workload.jobs))
         return self.report(time.perf_counter() - started)
+
+    def _where(self) -> str:
+        return (f"workload {self.workload.name!r} ({self.mode}, {self.scheduler.type_name}) "
+                f"at simulated {_clock(self.events.now)}")
+
+    def _kill_loop(self) -> str:
+        m = self.metrics
+        top = sorted(m.kill_streak.items(), key=lambda kv: -kv[1])[:3]
+        what = "; ".join(f"{k} x{n}" for k, n in top)
+        return (f"{self._where()}: {m.kills_in_streak} container kills in a row with no task "
+                f"finished and no job submitted or ended (kill and rerun without end); "
+                f"repeating: {what}")
 
     def _start(self) -> None:
         self._started = True
@@ -193,6 +227,7 @@ class Simulation:
         if not job.after:
             self._pending_submits -= 1
         self.metrics.last_progress_ms = now
+        self.metrics.progressed()
         self.metrics.now = now
         self.metrics.begin(now)
         self._app_seq += 1
@@ -237,6 +272,7 @@ class Simulation:
 
     def _app_finished(self, app: SimApp) -> None:
         self.unfinished -= 1
+        self.metrics.progressed()
         for nxt in self.successors.get(app.job.id, []):
             if app.state == "FINISHED" or not nxt.after_success:
                 self.events.at(self.events.now + nxt.submit_ms, self._submit, nxt)
@@ -315,3 +351,9 @@ class Simulation:
             self.events.at(self.events.now + self.sample_ms, self._sample)
         else:
             self._sampling = False
+
+
+def _clock(ms: int) -> str:
+    """``12345678`` -> ``3:25:45.678 (12345678 ms)``."""
+    s = ms // 1000
+    return f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}.{ms % 1000:03d} ({ms} ms)"

@@ -16,6 +16,8 @@ Ported from hadoop-yarn-server-resourcemanager 3.4.2
   that is set (> -1), else once missed > min(#nodes, pending x
   localityWaitFactor) with localityWaitFactor = min((unique asks - 1) /
   #nodes, 1) (``canAssign``, ``getLocalityWaitFactor``);
+- a host the app's AM blacklisted is skipped (``checkIfNodeBlackListed``),
+  without counting a scheduling opportunity;
 - an ask that fits the node's total but not its free room reserves the node
   (``shouldAllocOrReserveNewContainer``: while pending > reserved; the
   starvation term of re-reservations is left out); one that does not fit the
@@ -69,6 +71,8 @@ def try_app_on_node(rm: RMCore, app: SimApp, node: SimNode, app_label: str,
         ask = app.asks[priority]
         if headroom is not None and not rm.calc.fits(ask.mem, ask.vc, headroom[0], headroom[1]):
             return Outcome.QUEUE_LIMIT
+        if node.host in app.blacklisted:  # checkIfNodeBlackListed, before the opportunity
+            return Outcome.APP_SKIPPED
         app.missed[priority] = app.missed.get(priority, 0) + 1
         out = _on_node(rm, app, ask, node, loc)
         if out is Outcome.PRIORITY_SKIPPED:

@@ -140,6 +140,8 @@ class FairScheduler:
                           key=lambda a: self._key(q.policy, (a.alloc_mem, a.alloc_vc), 1.0,
                                                   a.seq, a.priority))
             for app in apps:
+                if node.host in app.blacklisted:  # FSLeafQueue: isPlaceBlacklisted
+                    continue
                 done = self._app_on_node(q, app, node)
                 if done is not None:
                     return done

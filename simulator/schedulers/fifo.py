@@ -62,7 +62,7 @@ class FifoScheduler:
         for app in list(self.apps):
             if node.free_mem < minimum:
                 return
-            if not app.pending_total or node.label:
+            if not app.pending_total or node.label or node.host in app.blacklisted:
                 continue
             for priority in app.pending_priorities():
                 ask = app.asks[priority]
