@@ -98,6 +98,9 @@ def advisor_config(cluster: MiniCluster, state: Path, checkpoint: Path,
         "server": {"enabled": False},
         "actuator": {"cooldown_s": 2 * interval, "max_actions_per_cycle": 50,
                      "max_actions_per_target": 1000, "max_snapshot_age_s": 60},
+        # the batch's containers ask far more memory than their JVMs use (see
+        # GAIN_MINI.md): the case lend_memory is for (it is off by default)
+        "policies": {"opera": {"params": {"lend_memory": True}}},
     })
 
 

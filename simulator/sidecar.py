@@ -108,7 +108,7 @@ def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfi
     """One measured (or warm-up) run; ``persist`` False: the classifier starts empty
     and keeps no checkpoint (nothing to start from, no run after this one)."""
     sim = Simulation(wl, scheduler=scheduler, mode="sidecar", sample_ms=sample_ms)
-    writer = SimWriter(sim)
+    writer = SimWriter(sim, conf.actuator.overcommit_timeout_ms)
     advisor = build_advisor(conf, SimSensor(sim), writer, persist=persist, snapshot_clock=True)
     tally = AdvisorTally()
     interval_ms = max(1000, int(conf.sense.interval_s * 1000))

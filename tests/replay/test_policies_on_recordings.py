@@ -26,7 +26,8 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def replayed() -> list[CycleReport]:
     recording = open_recording(ROOT / "examples" / "recordings" / "short-stream")
-    advisor = replay_advisor(recording, load(ROOT / "examples" / "anacrac-rules.yaml"))
+    advisor = replay_advisor(recording, load(ROOT / "examples" / "anacrac-rules.yaml", {
+        "policies": {"opera": {"params": {"lend_memory": True}}}}))
     out = []
     for cycle in recording.cycles:
         with replaying(cycle):

@@ -80,8 +80,11 @@ def test_default_config_runs_everything_and_opera_lends_nothing(snaps: list[Snap
 
 
 def test_opera_lends_to_short_tasks_on_real_data(snaps: list[Snapshot]) -> None:
-    recs = mine(run(snaps, EngineConfig(), AllShort()), "opera", Kind.UPDATE_NODE_RESOURCE)
+    lend = EngineConfig.from_policies({"opera": {"params": {"lend_memory": True}}})
+    recs = mine(run(snaps, lend, AllShort()), "opera", Kind.UPDATE_NODE_RESOURCE)
     assert recs
+    # by default memory is not lent, and this memory-only cluster has nothing else
+    assert not mine(run(snaps, EngineConfig(), AllShort()), "opera", Kind.UPDATE_NODE_RESOURCE)
     for rec in recs:
         assert rec.value["memory_mb"] >= rec.previous["memory_mb"]
         assert rec.explanation.rule == "opera.opportunistic_assign"

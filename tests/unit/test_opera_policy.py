@@ -23,6 +23,13 @@ N1 = "n1:1"
 BASE = (8192, 8)
 
 
+
+def P(**kw: Any) -> opera.Params:
+    """The policy's parameters with memory lending on: these tests check OPERA's
+    lending mechanics on memory and vcores (the default lends vcores only:
+    test_default_lends_vcores_only_and_keeps_memory)."""
+    return opera.Params(**{"lend_memory": True, **kw})
+
 def _full_node(extra: int = 0, pmem: int = 2048, cpu: float = 2.0, total: tuple[int, int] = BASE,
                b_started: int = TS) -> tuple[Any, list[Any]]:
     """n1 fully allocated to A (4 x 2 GiB/2) plus ``extra`` B containers of 1 GiB/1."""
@@ -67,7 +74,7 @@ def _kinds(recs: tuple[Recommendation, ...], kind: Kind) -> dict[str, Recommenda
 
 
 def test_everything_long_lends_nothing_but_reserves() -> None:
-    res = opera.advise(_snap(), NEW, opera.Params(**PAPER))
+    res = opera.advise(_snap(), NEW, P(**PAPER))
     assert res.recommendations == ()
     st = J(res.next_state)
     # multi-chance: the three long tasks fill the reservation queue (eps_r = 3)
@@ -77,7 +84,7 @@ def test_everything_long_lends_nothing_but_reserves() -> None:
 
 
 def test_short_tasks_get_the_idle_reserved_resources() -> None:
-    res = opera.advise(_snap(), NEW, opera.Params(**PAPER), _short())
+    res = opera.advise(_snap(), NEW, P(**PAPER), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     # OA = C - TU - BR = (8192 - 2048 - 1024, 8 - 2 - 1) = (5120, 5): three 1 GiB/1 tasks fit
     assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 8 + 3}
@@ -96,16 +103,16 @@ def test_short_tasks_get_the_idle_reserved_resources() -> None:
 
 
 def test_strict_reservation_lends_one_task_per_heartbeat() -> None:
-    res = opera.advise(_snap(), NEW, opera.Params(**{**PAPER, "reservation": "strict"}), _short())
+    res = opera.advise(_snap(), NEW, P(**{**PAPER, "reservation": "strict"}), _short())
     assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
         "memory_mb": 9216, "vcores": 9}
-    res = opera.advise(_snap(), NEW, opera.Params(**{**PAPER, "reservation": "strict",
+    res = opera.advise(_snap(), NEW, P(**{**PAPER, "reservation": "strict",
                                                          "node_updates_per_cycle": 2}), _short())
     assert J(_kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value)["vcores"] == 10
 
 
 def test_neutral_and_aggressive_do_not_block_resources() -> None:
-    res = opera.advise(_snap(pending=6), NEW, opera.Params(relief_policy="NEUTRAL", **PAPER),
+    res = opera.advise(_snap(pending=6), NEW, P(relief_policy="NEUTRAL", **PAPER),
                        _short())
     # OA = (6144, 6) without BR: five tasks fit strictly below it
     assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
@@ -117,7 +124,7 @@ def test_the_sidecar_defaults_lend_under_80_percent_and_ramp() -> None:
     # no BR back (lend_up_to is the margin): OA = 0.8 C - TU = (6553.6 - 2048,
     # 6.4 - 2) = (4505.6, 4.4): four 1 GiB/1 tasks fit, but one cycle grows n1 by at
     # most 0.25 C = (2048, 2)
-    res = opera.advise(_snap(pending=6), NEW, opera.Params(), _short())
+    res = opera.advise(_snap(pending=6), NEW, P(), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 10}
     assert J(res.next_state)["lent"] == {N1: {"memory_mb": 4096, "vcores": 4}}
@@ -125,7 +132,7 @@ def test_the_sidecar_defaults_lend_under_80_percent_and_ramp() -> None:
     # next cycle the RM placed two of them and measured use grew by 1 GiB: the node
     # may grow again, never past max_overcommit x C
     snap = _snap(pending=4, extra=2, pmem=3072, cpu=3.0, total=(10240, 10))
-    p = opera.Params(max_overcommit=1.3)
+    p = P(max_overcommit=1.3)
     rec = _kinds(opera.advise(snap, res.next_state, p, _short()).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": int(8192 * 1.3), "vcores": 10}
@@ -140,19 +147,19 @@ def test_without_reservations_long_tasks_do_not_block_the_short_ones() -> None:
             app(B, [rr(10, 1024, 1, 5), rr(20, 1024, 1, 3)])]
     snap = snapshot(nodes=[n], apps=apps, containers=cs)
     reads = _short()
-    assert _kinds(opera.advise(snap, NEW, opera.Params(**PAPER), reads).recommendations,
+    assert _kinds(opera.advise(snap, NEW, P(**PAPER), reads).recommendations,
                   Kind.UPDATE_NODE_RESOURCE) == {}
-    rec = _kinds(opera.advise(snap, NEW, opera.Params(ramp_step=None), reads).recommendations,
+    rec = _kinds(opera.advise(snap, NEW, P(ramp_step=None), reads).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
 
 
 def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -> None:
-    first = opera.advise(_snap(), NEW, opera.Params(), _short())
+    first = opera.advise(_snap(), NEW, P(), _short())
     # the RM raised n1 and placed B's three tasks; now memory is contended
     raised = (11264, 11)
     snap = _snap(pending=0, extra=3, pmem=7900, cpu=3.0, total=raised, taken_at=TS + 30_000)
-    res = opera.advise(snap, first.next_state, opera.Params(), _short())
+    res = opera.advise(snap, first.next_state, P(), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192, "vcores": 8}
     assert rec.explanation.rule == "opera.relieve_contention"
@@ -161,7 +168,7 @@ def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -
     assert not _kinds(res.recommendations, Kind.SIGNAL_CONTAINER)  # kill-like is opt-in
     st = J(res.next_state)
     assert st["blocks"][N1] == {"br": [2048.0, 2.0], "bt_ms": 120_000.0, "last_relief": TS + 30_000}
-    res = opera.advise(snap, first.next_state, opera.Params(signal_containers=True),
+    res = opera.advise(snap, first.next_state, P(signal_containers=True),
                        _short())
     sig = _kinds(res.recommendations, Kind.SIGNAL_CONTAINER)
     assert list(sig) == ["c_b2"]  # the most recently launched opportunistic container
@@ -170,23 +177,23 @@ def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -
 
 
 def test_aggressive_keeps_opportunistic_tasks_under_cpu_contention() -> None:
-    first = opera.advise(_snap(), NEW, opera.Params(relief_policy="AGGRESSIVE"), _short())
+    first = opera.advise(_snap(), NEW, P(relief_policy="AGGRESSIVE"), _short())
     snap = _snap(pending=0, extra=3, pmem=4000, cpu=10.9, total=(11264, 11))
-    res = opera.advise(snap, first.next_state, opera.Params(relief_policy="AGGRESSIVE",
+    res = opera.advise(snap, first.next_state, P(relief_policy="AGGRESSIVE",
                                                             signal_containers=True))
     assert res.recommendations == ()  # still running on borrowed headroom: keep the capacity
     assert J(res.next_state)["bases"] == {N1: [8192.0, 8.0]}
 
 
 def test_headroom_goes_back_when_the_short_tasks_drained() -> None:
-    first = opera.advise(_snap(), NEW, opera.Params(), _short())
+    first = opera.advise(_snap(), NEW, P(), _short())
     # within return_after_s (120 s) of the last loan the raise is held for the next wave
     held = opera.advise(_snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 60_000),
-                        first.next_state, opera.Params())
+                        first.next_state, P())
     assert held.recommendations == ()
     assert J(held.next_state)["lent_at"] == {N1: TS}
     snap = _snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 121_000)
-    res = opera.advise(snap, held.next_state, opera.Params())
+    res = opera.advise(snap, held.next_state, P())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192, "vcores": 8}
     assert rec.explanation.rule == "opera.return_headroom"
@@ -196,14 +203,14 @@ def test_headroom_goes_back_when_the_short_tasks_drained() -> None:
 def test_preserve_block_is_released_after_a_quiet_block_time() -> None:
     st = opera.State.from_json({"blocks": {N1: {"br": [2048.0, 2.0], "bt_ms": 120_000.0,
                                                 "last_relief": TS}}})
-    res = opera.advise(_snap(pending=0, taken_at=TS + 60_000), st, opera.Params())
+    res = opera.advise(_snap(pending=0, taken_at=TS + 60_000), st, P())
     assert J(res.next_state)["blocks"][N1]["br"] == [2048.0, 2.0]  # within BT
-    res = opera.advise(_snap(pending=0, taken_at=TS + 120_001), st, opera.Params())
+    res = opera.advise(_snap(pending=0, taken_at=TS + 120_001), st, P())
     assert J(res.next_state)["blocks"] == {}  # back to the initial BR/BT: not stored
 
 
 def test_reservations_and_skip_counts_persist_across_cycles() -> None:
-    p = opera.Params(eps_r=1, eps_s=2, **PAPER)
+    p = P(eps_r=1, eps_s=2, **PAPER)
     st = opera.advise(_snap(), NEW, p).next_state
     assert J(st)["reservations"] == {N1: [[f"{B}:20", 1], [f"{B}:20", 1]]}
     st = opera.advise(_snap(), st, p).next_state
@@ -215,6 +222,25 @@ def test_reservations_and_skip_counts_persist_across_cycles() -> None:
     assert J(st)["reservations"] == {}  # the group is no longer pending: reservations dropped
 
 
+def test_default_lends_vcores_only_and_keeps_memory() -> None:
+    # The same case as test_short_tasks_get_the_idle_reserved_resources, at the
+    # defaults: the node's memory stays at C_i, its vcores are lent.
+    rec = _kinds(opera.advise(_snap(), NEW, opera.Params(**PAPER), _short()).recommendations,
+                 Kind.UPDATE_NODE_RESOURCE)[N1]
+    assert rec.value == {"memory_mb": 8192, "vcores": 8 + 3}
+    assert opera.Params().lend_memory is False
+    # a memory-only scheduler: vcores do not count, so nothing is lent at all
+    from dataclasses import replace
+
+    from yarn_advisor.advisor.model import Resources
+    n, cs = _full_node()
+    n = replace(n, used=Resources(8192, 12))
+    snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 4, 2)])], containers=cs)
+    assert memory_only(snap, "auto")
+    assert not _kinds(opera.advise(snap, NEW, opera.Params(), _short()).recommendations,
+                      Kind.UPDATE_NODE_RESOURCE)
+
+
 def test_memory_only_scheduler_ignores_vcores() -> None:
     n, cs = _full_node()
     from dataclasses import replace
@@ -224,7 +250,7 @@ def test_memory_only_scheduler_ignores_vcores() -> None:
     n = replace(n, used=Resources(8192, 12))  # more vcores allocated than the node has
     snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 4, 2)])], containers=cs)
     assert memory_only(snap, "auto")
-    rec = _kinds(opera.advise(snap, NEW, opera.Params(), _short()).recommendations,
+    rec = _kinds(opera.advise(snap, NEW, P(), _short()).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 8}
     assert not memory_only(snap, "dominant")
@@ -234,9 +260,9 @@ def test_unmeasured_usage_uses_allocation_less_prism_headroom() -> None:
     cs = [ctr(f"c_a{i}", A, N1, (2048, 2)) for i in range(4)]
     n = node(N1, used=BASE, containers=4)  # no heartbeat utilization, no JMX usage
     snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 1, 2)])], containers=cs)
-    assert opera.advise(snap, NEW, opera.Params(), _short()).recommendations == ()  # OA <= 0
+    assert opera.advise(snap, NEW, P(), _short()).recommendations == ()  # OA <= 0
     reads = _short(prism=prism.State(idle_headroom={N1: (6144.0, 5.0)}))
-    rec = _kinds(opera.advise(snap, NEW, opera.Params(), reads).recommendations,
+    rec = _kinds(opera.advise(snap, NEW, P(), reads).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 10}
     assert J(rec.explanation.inputs)["usage"]["source"] == "allocation-prism_headroom"
@@ -263,35 +289,35 @@ def test_prediction_of_a_request_group(
 
 
 def test_without_the_classifier_nothing_is_lent() -> None:
-    assert _kinds(opera.advise(_snap(), NEW, opera.Params()).recommendations,
+    assert _kinds(opera.advise(_snap(), NEW, P()).recommendations,
                   Kind.UPDATE_NODE_RESOURCE) == {}
     odd: Reads = {"classifier": {"not": "predictions"}, "prism": 3}
-    assert opera.advise(_snap(), NEW, opera.Params(), odd) == \
-        opera.advise(_snap(), NEW, opera.Params())
+    assert opera.advise(_snap(), NEW, P(), odd) == \
+        opera.advise(_snap(), NEW, P())
 
 
 def test_garbage_state_reads_as_the_empty_state() -> None:
     bad: dict[str, Any] = {"bases": {N1: "x"}, "blocks": {N1: [1]}, "reservations": {N1: "y"},
                            "lent": 4, "stats": {"nodes": "x"}}
     assert opera.State.from_json(bad) == NEW
-    assert opera.advise(_snap(), opera.State.from_json(bad), opera.Params(), _short()) == \
-        opera.advise(_snap(), NEW, opera.Params(), _short())
+    assert opera.advise(_snap(), opera.State.from_json(bad), P(), _short()) == \
+        opera.advise(_snap(), NEW, P(), _short())
 
 
 def test_state_round_trips_through_json() -> None:
-    first = opera.advise(_snap(), NEW, opera.Params(), _short())
+    first = opera.advise(_snap(), NEW, P(), _short())
     raised = (11264, 11)
     snap = _snap(pending=0, extra=3, pmem=7900, cpu=3.0, total=raised, taken_at=TS + 30_000)
-    second = opera.advise(snap, first.next_state, opera.Params(), _short()).next_state
+    second = opera.advise(snap, first.next_state, P(), _short()).next_state
     for st in (first.next_state, second):
         assert opera.State.from_json(json.loads(json.dumps(st.to_json()))) == st
 
 
 def test_params_validation() -> None:
     with pytest.raises(ValueError, match="rho"):
-        opera.Params(rho=1.5)
+        P(rho=1.5)
     with pytest.raises(ValueError, match="alpha"):
-        opera.Params(alpha=1.0)
+        P(alpha=1.0)
     cfg = EngineConfig.from_policies({"opera": {"params": {"relief_policy": "NEUTRAL",
                                                            "eps_r": 2}}})
     assert cfg.section("opera").params.relief_policy == "NEUTRAL"
@@ -314,8 +340,8 @@ def test_engine_hands_opera_the_predictions() -> None:
 def test_lend_to_any_lends_measured_headroom_without_a_prediction() -> None:
     # nothing is predicted short: the paper's OPERA lends nothing; lend_to: any lends
     # what measured use leaves under 0.8 C, as an overcommit by measured use
-    assert opera.advise(_snap(), NEW, opera.Params()).recommendations == ()
-    res = opera.advise(_snap(), NEW, opera.Params(lend_to="any", ramp_step=None))
+    assert opera.advise(_snap(), NEW, P()).recommendations == ()
+    res = opera.advise(_snap(), NEW, P(lend_to="any", ramp_step=None))
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
     assert [t["prediction"] for t in J(rec.explanation.inputs)["lent_to"]] == ["long(any)"]
@@ -334,17 +360,17 @@ def test_nothing_is_lent_while_unallocated_room_takes_the_short_tasks() -> None:
     # n2 has room for 7 of B's tasks (strict fit: 7 x 1 GiB < 8 GiB): the RM places
     # them itself; raising n1 would only invite work onto memory idle for now
     snap = _with_idle_node(pending=3)
-    res = opera.advise(snap, NEW, opera.Params(), _short())
+    res = opera.advise(snap, NEW, P(), _short())
     assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE) == {}
     assert J(res.next_state)["stats"]["short_tasks_left_to_free_room"] == 3
     # the paper's per-heartbeat Alg 2 (guard off) lends on n1, the first node visited
-    off = opera.advise(snap, NEW, opera.Params(lend_only_overflow=False), _short())
+    off = opera.advise(snap, NEW, P(lend_only_overflow=False), _short())
     assert N1 in _kinds(off.recommendations, Kind.UPDATE_NODE_RESOURCE)
 
 
 def test_only_the_overflow_of_the_free_room_is_lent() -> None:
     # 10 pending: 7 fit n2's room, so at most 3 are lent on n1 (its OA fits 4)
-    res = opera.advise(_with_idle_node(pending=10), NEW, opera.Params(ramp_step=None), _short())
+    res = opera.advise(_with_idle_node(pending=10), NEW, P(ramp_step=None), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)
     assert list(rec) == [N1]
     assert rec[N1].value == {"memory_mb": 8192 + 3 * 1024, "vcores": 8 + 3}
@@ -360,8 +386,8 @@ def test_containers_that_just_started_count_their_whole_allocation() -> None:
     snap = snapshot(nodes=[n], containers=young,
                     apps=[app(A, allocated=(8192, 8), running=4),
                           app(B, [rr(20, 1024, 1, 3)])])
-    res = opera.advise(snap, NEW, opera.Params(), _short())
+    res = opera.advise(snap, NEW, P(), _short())
     assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE) == {}
-    trusted = opera.advise(snap, NEW, opera.Params(settle_s=4), _short())
+    trusted = opera.advise(snap, NEW, P(settle_s=4), _short())
     assert _kinds(trusted.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
         "memory_mb": 8192 + 2048, "vcores": 10}

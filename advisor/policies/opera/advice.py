@@ -265,6 +265,8 @@ def _recommend(
                         base, cur, (int(step[0]), int(step[1])), params)
         desired = (max(want[0], keep[0], base[0]), max(want[1], keep[1], base[1]))
         rule = "opera.opportunistic_assign" if borrow != (0, 0) else "opera.return_headroom"
+    if not params.lend_memory:  # memory stays at C_i: only vcores are lent, where they count
+        desired = (base[0], base[1] if mem_only else desired[1])
     if desired[0] > base[0] or desired[1] > base[1]:
         nxt.bases[node.id] = n.base
     if borrow != (0, 0):

@@ -41,6 +41,11 @@ class Params(ConfigModel):
     settle_s: float = Field(10.0, ge=0)
     # lend only while measured use + lent stays under this share of C_i (1.0: Eq 4)
     lend_up_to: float = Field(0.8, gt=0, le=1)
+    # memory is lent too (a node's memory raised past C_i). Off by default: memory is not
+    # compressible, a container may grow into its allocation at any time, and the NM then
+    # kills it (a failed attempt; 4 fail the job). On only where containers stay well
+    # under their asks (over-sized JVM requests). Vcores are lent either way.
+    lend_memory: bool = False
     # a node's schedulable capacity never exceeds this multiple of C_i (null: no cap)
     max_overcommit: float | None = Field(1.5, ge=1)
     # per cycle a node grows by at most this share of C_i (null: no ramp)
