@@ -135,6 +135,12 @@ def pct(value: float | None, ref: float | None) -> float | None:
     return 100.0 * (value - ref) / ref
 
 
+def unless_failed(value: float | None, side: Report, base: Report) -> float | None:
+    """``value``, or None when the sidecar run failed more jobs than its baseline: a
+    failed job ends early, and its shorter time is no gain."""
+    return None if side.jobs_failed > base.jobs_failed else value
+
+
 def _r(x: float | None) -> float | None:
     return None if x is None else round(x, 1)
 
@@ -204,7 +210,8 @@ def haste_rows(runs: Runs) -> list[Row]:
                 rows.append(make_row(
                     label, table, f"{metric}, % vs {ref_name}", paper_value,
                     pct(getattr(ours, attr), getattr(ref, attr)),
-                    pct(getattr(side, attr), getattr(ref, attr)), 10.0, same,
+                    unless_failed(pct(getattr(side, attr), getattr(ref, attr)), side, ref),
+                    10.0, same,
                     HASTE_NOTE if ref_name == "FIFO" and metric == "makespan" else ""))
     return rows
 
@@ -240,14 +247,16 @@ def opera_rows(runs: Runs) -> list[Row]:
     rows.append(make_row("OPERA", "Table II, MR (Fig. 5b, Sec. VI)",
                          "mean JCT, % vs Fair (best relief policy)", -39.8,
                          pct(ours.mean_jct_s, base.mean_jct_s),
-                         pct(side.mean_jct_s, base.mean_jct_s), 10.0, True, note))
+                         unless_failed(pct(side.mean_jct_s, base.mean_jct_s), side, base),
+                         10.0, True, note))
     used = max(RELIEF, key=lambda p: by_policy[p][0].used_utilization["vcores"])
     ours, side = by_policy[used]
     rows.append(make_row(
         "OPERA", "Table II, MR (Fig. 5a, Sec. VI)",
         "used vcores, points vs Fair (best relief policy)", 30.0,
         100 * (ours.used_utilization["vcores"] - base.used_utilization["vcores"]),
-        100 * (side.used_utilization["vcores"] - base.used_utilization["vcores"]), 10.0, True,
+        unless_failed(100 * (side.used_utilization["vcores"]
+                             - base.used_utilization["vcores"]), side, base), 10.0, True,
         f"Fig. 5a: Fair ~164 of 300 vcores used, OPERA up to 240 (+25 points); here Fair "
         f"{100 * base.used_utilization['vcores']:.1f} %, best policy {used}"))
     wl = load("opera_table2_mr_spark")
@@ -259,7 +268,8 @@ def opera_rows(runs: Runs) -> list[Row]:
         rows.append(make_row("OPERA", f"Table II, MR + Spark (Fig. 8), {policy}",
                              "MapReduce jobs' mean JCT, % vs Fair", OPERA_MR_SPARK[policy],
                              pct(_mr_jct(ours), _mr_jct(base)),
-                             pct(_mr_jct(side), _mr_jct(base)), 10.0, True))
+                             unless_failed(pct(_mr_jct(side), _mr_jct(base)), side, base),
+                             10.0, True, _failed_note(side, base)))
     return rows
 
 
@@ -358,13 +368,22 @@ def headline_share(better: int, base: float, side: float, in_rm: float) -> float
 
 
 def headline(paper: str, base: Report, side: Report, in_rm: Report) -> list[dict[str, Any]]:
-    """The three modes and the recovered share on each of ``paper``'s headline metrics."""
+    """The three modes and the recovered share on each of ``paper``'s headline metrics
+    (no share when the sidecar failed more jobs than the baseline)."""
     out = []
     for metric, value, better in HEADLINE[paper]:
         b, s, i = value(base), value(side), value(in_rm)
+        share_ = headline_share(better, b, s, i)
         out.append({"metric": metric, "baseline": round(b, 4), "sidecar": round(s, 4),
-                    "in_rm": round(i, 4), "recovered": headline_share(better, b, s, i)})
+                    "in_rm": round(i, 4),
+                    "recovered": share_ if metric == "jobs_failed"
+                    else unless_failed(share_, side, base)})
     return out
+
+
+def _failed_note(side: Report, base: Report) -> str:
+    extra = side.jobs_failed - base.jobs_failed
+    return f"sidecar: {extra} more job(s) failed than the baseline: no gain" if extra > 0 else ""
 
 
 def shares(runs: Runs, papers: tuple[str, ...]) -> list[dict[str, Any]]:
@@ -457,4 +476,5 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-__all__ = ["Row", "collect", "headline_share", "main", "make_row", "pct", "share", "verdict"]
+__all__ = ["Row", "collect", "headline_share", "main", "make_row", "pct", "share",
+           "unless_failed", "verdict"]
