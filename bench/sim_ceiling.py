@@ -27,6 +27,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.sidecar import run_sidecar
 from yarn_advisor.simulator.simulation import Simulation
@@ -55,14 +57,15 @@ def figures(r: Report) -> dict[str, Any]:
             "wasted_container_s": r.wasted_container_s, "jobs_failed": r.jobs_failed}
 
 
-def one_workload(path: Path, factors: list[float], warm: int) -> dict[str, Any]:
+def one_workload(path: Path, factors: list[float], warm: int,
+                 cfg: AdvisorConfig | None = None) -> dict[str, Any]:
     wl = load_workload(path)
     off = figures(Simulation(wl).run())
     static = {f"{f:g}": figures(Simulation(overcommitted(wl, f)).run()) for f in factors}
     best = min(static, key=lambda k: (static[k]["jobs_failed"], static[k]["makespan_s"]))
-    on = {"cold": figures(run_sidecar(wl)[0])}
+    on = {"cold": figures(run_sidecar(wl, cfg=cfg)[0])}
     if warm:
-        on[f"warm{warm}"] = figures(run_sidecar(wl, warm=warm)[0])
+        on[f"warm{warm}"] = figures(run_sidecar(wl, cfg=cfg, warm=warm)[0])
     gain = off["makespan_s"] - static[best]["makespan_s"]
     reached = {k: (round((off["makespan_s"] - v["makespan_s"]) / gain, 3) if gain > 0 else None)
                for k, v in on.items()}
@@ -77,13 +80,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--factors", default="1.25,1.5,1.75,2",
                    help="static overcommit factors to sweep (default 1.25,1.5,1.75,2)")
     p.add_argument("--warm", type=int, default=1, help="warm sidecar runs (0: cold only)")
+    p.add_argument("--config", type=Path, metavar="ADVISOR_YAML",
+                   help="the advisor's configuration (default: its defaults), e.g. "
+                        "examples/lend-memory.yaml")
     p.add_argument("--json", action="store_true", help="one JSON object")
     args = p.parse_args(argv)
+    cfg = load_config(args.config) if args.config else None
     try:
         factors = [float(x) for x in args.factors.split(",")]
     except ValueError:
         p.error(f"--factors: numbers separated by commas, got {args.factors!r}")
-    rows = [one_workload(w, factors, args.warm) for w in (args.workload or WORKLOADS)]
+    rows = [one_workload(w, factors, args.warm, cfg) for w in (args.workload or WORKLOADS)]
     if args.json:
         print(json.dumps({"workloads": rows}, indent=1))
         return 0
