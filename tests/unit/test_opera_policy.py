@@ -228,6 +228,8 @@ def test_default_lends_vcores_only_and_keeps_memory() -> None:
     rec = _kinds(opera.advise(_snap(), NEW, opera.Params(**PAPER), _short()).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
     assert rec.value == {"memory_mb": 8192, "vcores": 8 + 3}
+    assert "lend 3 vcores" in rec.explanation.summary
+    assert "memory is not lent" in rec.explanation.summary
     assert opera.Params().lend_memory is False
     # a memory-only scheduler: vcores do not count, so nothing is lent at all
     from dataclasses import replace

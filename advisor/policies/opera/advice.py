@@ -367,7 +367,7 @@ def explain_node(
     thresholds: JsonDict = {
         "rho": params.rho, "relief_policy": params.relief_policy, "alpha": params.alpha,
         "reservation": params.reservation, "eps_r": params.eps_r, "eps_s": params.eps_s,
-        "min_confidence": params.min_confidence,
+        "min_confidence": params.min_confidence, "lend_memory": params.lend_memory,
     }
     cur = f"{node.total.memory_mb} MiB/{node.total.vcores} vcores"
     new = f"{desired[0]} MiB/{desired[1]} vcores"
@@ -375,6 +375,11 @@ def explain_node(
         summary = (f"{node.id}: {relief.contention} usage above {params.rho:g} x capacity with "
                    f"{len(n.opportunistic)} opportunistic container(s): {params.relief_policy} "
                    f"relief returns the borrowed headroom ({cur} -> {new})")
+    elif rule == "opera.opportunistic_assign" and not params.lend_memory:
+        summary = (f"{node.id}: lend {int(borrow[1])} vcores of idle reserved resources to "
+                   f"{sum(lent.values())} short pending task(s) (memory is not lent: "
+                   f"lend_memory off); the node grows by at most one ramp step a cycle "
+                   f"({cur} -> {new})")
     elif rule == "opera.opportunistic_assign":
         summary = (f"{node.id}: lend {int(borrow[0])} MiB/{int(borrow[1])} vcores of idle "
                    f"reserved resources to {sum(lent.values())} short pending task(s); "
