@@ -31,10 +31,12 @@ from yarn_advisor.simulator.workload import load_workload
 
 ROOT = Path(__file__).resolve().parents[2]
 TABLE3 = ROOT / "examples" / "workloads" / "haste_table3.yaml"
+# OPERA lending more than its defaults, memory too (off by default): lent memory the
+# tasks then grow into is what made the kill-and-rerun loop
 LEND_MORE = """\
 policies:
   opera:
-    params: {lend_to: any, lend_up_to: 0.9, max_overcommit: 2.0}
+    params: {lend_to: any, lend_up_to: 0.9, max_overcommit: 2.0, lend_memory: true}
 """
 THREE_HOURS_MS = 3 * 3600_000  # the table3 runs end within 30 simulated minutes
 
