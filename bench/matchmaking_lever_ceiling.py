@@ -23,7 +23,6 @@ import argparse
 import json
 import sys
 from dataclasses import replace
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +45,7 @@ def ceiling(name: str) -> dict[str, Any]:
                                                      node_locality_delay=delay))).run()
         rows.append({"node_locality_delay": delay, "locality_rate": r.locality_rate,
                      "mean_map_response_s": r.mean_map_response_s})
-    ours = run_with(wl, partial(MatchmakingScheduler, wl.scheduler)())[0]
+    ours = run_with(wl, MatchmakingScheduler(wl.scheduler))[0]
     default = next(r for r in rows if r["node_locality_delay"] == wl.scheduler.node_locality_delay)
     best = max(rows, key=lambda r: r["locality_rate"] or 0.0)
     gain = (ours.locality_rate or 0.0) - (default["locality_rate"] or 0.0)

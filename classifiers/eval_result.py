@@ -42,7 +42,6 @@ class EvalResult:
     confusion: dict[str, dict[str, int]] = field(
         default_factory=lambda: {a: {p: 0 for p in CLASSES} for a in CLASSES}
     )
-    short_called_long_by: dict[str, int] = field(default_factory=dict)  # rule -> tasks
     # rule -> [short, long] tasks it called long (both classes: what a looser rule would cost)
     called_long_by: dict[str, list[int]] = field(default_factory=dict)
     cold: dict[str, int] = field(default_factory=_per_class)
@@ -64,6 +63,11 @@ class EvalResult:
     def recall(self, actual: str) -> float | None:
         n = self.n(actual)
         return self.confusion[actual][actual] / n if n else None
+
+    @property
+    def short_called_long_by(self) -> dict[str, int]:
+        """Rule -> short tasks it called long (from :attr:`called_long_by`)."""
+        return {rule: n[0] for rule, n in sorted(self.called_long_by.items()) if n[0]}
 
     @property
     def long_called_short(self) -> float | None:
@@ -97,8 +101,6 @@ class EvalResult:
             self.cold[a] += other.cold[a]
             self.first_seen[a] += other.first_seen[a]
             self.oracle[a] += other.oracle[a]
-        for rule, n in other.short_called_long_by.items():
-            self.short_called_long_by[rule] = self.short_called_long_by.get(rule, 0) + n
         for rule, (short, long) in other.called_long_by.items():
             both = self.called_long_by.setdefault(rule, [0, 0])
             both[0] += short

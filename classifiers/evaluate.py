@@ -287,9 +287,6 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
         result.cold[actual] += 1
     if task.first_seen:
         result.first_seen[actual] += 1
-    if actual == "short" and not task.predicted_short:
-        by = result.short_called_long_by
-        by[task.reason] = by.get(task.reason, 0) + 1
     if not task.predicted_short:
         result.called_long_by.setdefault(task.reason, [0, 0])[actual == "long"] += 1
     result.confusion[actual]["short" if task.predicted_short else "long"] += 1

@@ -90,6 +90,8 @@ def reduce_group_of(shape_feature: str) -> str:
     _, _, value = shape_feature.partition("=")
     head, _maps, reduces, demand = value.rsplit("|", 3)
     return f"{LEVELS[-1].name}={head}|{reduces}|{demand}"
+
+
 # MRAppMaster container-request priorities (RMContainerAllocator).
 MR_PRIORITY_STAGE = {5: "MAP", 19: "MAP", 20: "MAP", 10: "REDUCE"}
 # What changes between runs of one job: see app_name.

@@ -214,7 +214,6 @@ class SchedulerSpec:
     assign_multiple: bool = False  # FairScheduler yarn.scheduler.fair.assignmultiple
     locality_threshold_node: float = -1.0  # FairScheduler delay scheduling, -1 off
     locality_threshold_rack: float = -1.0
-    overcommit_timeout_ms: int = -1
 
 
 @dataclass(frozen=True)

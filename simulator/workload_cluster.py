@@ -24,8 +24,7 @@ GROUP_KEYS = ("count", "memory_mb", "vcores", "real_memory_mb", "real_cpu", "rac
 SCHED_KEYS = ("type", "resource_calculator", "queues", "node_locality_delay",
               "rack_locality_additional_delay", "offswitch_per_heartbeat",
               "maximum_am_resource_percent", "max_application_priority", "fair_policy",
-              "assign_multiple", "locality_threshold_node", "locality_threshold_rack",
-              "overcommit_timeout_ms")
+              "assign_multiple", "locality_threshold_node", "locality_threshold_rack")
 QUEUE_KEYS = ("name", "capacity", "maximum_capacity", "user_limit_factor",
               "minimum_user_limit_percent", "maximum_am_resource_percent",
               "accessible_node_labels", "label_capacities", "default_node_label", "weight",
@@ -145,5 +144,4 @@ def read_scheduler(data: Any, file: str, line: int, errors: list[str]) -> Schedu
         fair_policy=f.string("fair_policy", "fair", ("fair", "drf", "fifo")),
         assign_multiple=f.boolean("assign_multiple", False),
         locality_threshold_node=f.number("locality_threshold_node", -1.0, -1, 1),
-        locality_threshold_rack=f.number("locality_threshold_rack", -1.0, -1, 1),
-        overcommit_timeout_ms=f.integer("overcommit_timeout_ms", -1, minimum=-1))
+        locality_threshold_rack=f.number("locality_threshold_rack", -1.0, -1, 1))

@@ -68,10 +68,12 @@ LIVE = frozenset({"NEW", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHING"})
 class SimWriter:
     """The simulated RM's write levers behind one ``apply(kind, target, value)``."""
 
-    def __init__(self, sim: Simulation, overcommit_timeout_ms: int | None = None) -> None:
+    def __init__(self, sim: Simulation, overcommit_timeout_ms: int = -1) -> None:
+        """``overcommit_timeout_ms``: the node-resource writes' default, as the
+        advisor's ``actuator.overcommit_timeout_ms`` sets it for the real RM's
+        writer (-1: never preempt)."""
         self.sim = sim
-        self.overcommit_timeout_ms = (sim.workload.scheduler.overcommit_timeout_ms
-                                      if overcommit_timeout_ms is None else overcommit_timeout_ms)
+        self.overcommit_timeout_ms = overcommit_timeout_ms
         self.sent: list[tuple[int, str, str, Any]] = []  # (sim ms, kind, target, value)
 
     # --- the Writer protocol --------------------------------------------------------

@@ -113,9 +113,9 @@ def test_verdicts_and_row_shares() -> None:
     assert pt.headline_share(-1, 1.0, 1.0, 0.0) == 0.0            # a count: 1 -> 0
     assert pt.headline_share(-1, 100.0, 90.0, 99.5) is None       # under 1 %: no gain
     # a sidecar that failed jobs the baseline did not gains nothing, however short
-    ok, failing = Report.__new__(Report), Report.__new__(Report)
-    object.__setattr__(ok, "jobs_failed", 0)
-    object.__setattr__(failing, "jobs_failed", 2)
+    ok = Simulation(workload([job("a", maps([5]))])).run()
+    failing = replace(ok, jobs_failed=2)
+    assert ok.jobs_failed == 0
     assert pt.unless_failed(-40.0, ok, ok) == -40.0
     assert pt.unless_failed(-40.0, failing, ok) is None
 
