@@ -56,13 +56,12 @@ class Simulation:
     def __init__(self, workload: Workload, scheduler: str | Scheduler | None = None,
                  mode: str = "baseline", sample_ms: int = 0,
                  cluster_ts: int = CLUSTER_TS, stall_ms: int = 3600_000,
-                 max_kills_without_progress: int | None = None) -> None:
+                 max_kills_without_progress: int = MAX_KILLS_WITHOUT_PROGRESS) -> None:
         self.workload = workload
         self.mode = mode
         self.cluster_ts = cluster_ts
         self.stall_ms = stall_ms
-        self.max_kills_without_progress = MAX_KILLS_WITHOUT_PROGRESS \
-            if max_kills_without_progress is None else max_kills_without_progress
+        self.max_kills_without_progress = max_kills_without_progress
         spec = workload.scheduler
         if isinstance(scheduler, str) or scheduler is None:
             self.scheduler: Scheduler = make_scheduler(scheduler or spec.type, spec)
