@@ -56,6 +56,11 @@ DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TARGET_SHORT, TARGET_LCS = 0.87, 0.02
 RENAMED = "job"  # the one name every job carries in the renamed runs
 RUNS = ("original", "renamed", "cross", "cross renamed")
+# A plain frequency rule over (user, stage) with censored evidence (issue 14's
+# baseline): every level but the user's stage left out, every rule off.
+FREQUENCY_RULE: dict[str, Any] = {
+    "overdue_factor": 1e9, "max_overdue_share": 1.01, "long_while_maps_wait": False,
+    "reduce_support_at_progress": False, "min_support": 1, "relaxed_budget": 0.0}
 # What each level and rule adds: left out one at a time (see --ablation).
 ABLATIONS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
     ("full model", {}, ()),
@@ -75,6 +80,9 @@ ABLATIONS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
     ("no maps-waiting rule", {"long_while_maps_wait": False}, ()),
     ("reduces supported by the user", {"reduce_support_at_progress": False}, ()),
     ("min_support 1", {"min_support": 1}, ()),
+    ("no relaxed rule (budget 0)", {"relaxed_budget": 0.0}, ()),
+    ("relaxed budget 0.02", {"relaxed_budget": 0.02}, ()),
+    ("the issue's frequency rule", FREQUENCY_RULE, ("Q", "A", "Z", "R", "D", "J", "P")),
 )
 
 
