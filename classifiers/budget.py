@@ -29,7 +29,7 @@ from collections import OrderedDict
 from typing import Any
 
 MIN_LONG = 100  # long tasks learned before the account opens
-MAX_CALLED = 50_000  # job stages remembered as called short (oldest forgotten)
+MAX_CALLED = 50_000  # job stages remembered as called short, at least (two generations)
 MAX_OPEN = 1_024  # job stages called under the rule and not yet learned
 
 
@@ -39,15 +39,19 @@ class Budget:
 
     def __init__(self) -> None:
         self.long_called_short = 0  # long tasks learned of job stages called short
-        self._called: OrderedDict[str, None] = OrderedDict()
+        # job stages called short: this generation and the last (a bounded memory
+        # whose insert is a set's, on the path of every short call)
+        self._called: set[str] = set()
+        self._called_before: set[str] = set()
         self._open: OrderedDict[str, tuple[float, int]] = OrderedDict()  # -> (P(long), tasks)
 
     def called(self, stage: str) -> None:
         """A task of ``stage`` was called short."""
-        self._called[stage] = None
-        self._called.move_to_end(stage)
-        if len(self._called) > MAX_CALLED:
-            self._called.popitem(last=False)
+        called = self._called
+        if stage not in called:
+            called.add(stage)
+            if len(called) >= MAX_CALLED:
+                self._called_before, self._called = called, set()
 
     def open(self, stage: str, p_long: float, tasks: int) -> None:
         """A task of ``stage`` was called short under the rule; ``tasks`` expected."""
@@ -62,7 +66,7 @@ class Budget:
 
     def learned_long(self, stage: str) -> None:
         """A long task of ``stage`` was learned."""
-        if stage in self._called:
+        if stage in self._called or stage in self._called_before:
             self.long_called_short += 1
 
     def expected(self, learned: dict[str, list[float]]) -> float:
@@ -88,7 +92,8 @@ class Budget:
         return share * long_learned - spent >= risk
 
     def to_json(self) -> dict[str, Any]:
-        return {"long_called_short": self.long_called_short, "called": list(self._called),
+        return {"long_called_short": self.long_called_short, "called": sorted(self._called),
+                "called_before": sorted(self._called_before),
                 "open": [[s, p, n] for s, (p, n) in self._open.items()]}
 
     @classmethod
@@ -100,11 +105,11 @@ class Budget:
             return budget
         if not isinstance(data, dict):
             raise ValueError("'budget' must be an object")
-        lcs, called, open_ = (data.get(k) for k in ("long_called_short", "called", "open"))
+        lcs, called, before, open_ = (data.get(k) for k in (
+            "long_called_short", "called", "called_before", "open"))
         if not (isinstance(lcs, int) and not isinstance(lcs, bool) and lcs >= 0):
             raise ValueError("'budget.long_called_short' must be a non-negative integer")
-        if not (isinstance(called, list) and all(isinstance(s, str) for s in called)):
-            raise ValueError("'budget.called' must be a list of job stages")
+
         if not (isinstance(open_, list) and all(
                 isinstance(o, list) and len(o) == 3 and isinstance(o[0], str)
                 and isinstance(o[1], int | float) and not isinstance(o[1], bool)
@@ -112,9 +117,16 @@ class Budget:
                 and o[2] >= 0 for o in open_)):
             raise ValueError("'budget.open' must be [job stage, P(long), tasks] triples")
         budget.long_called_short = lcs
-        budget._called = OrderedDict.fromkeys(called[-MAX_CALLED:])
+        budget._called = set(_stages(called, "called")[:MAX_CALLED - 1])
+        budget._called_before = set(_stages(before, "called_before")[:MAX_CALLED])
         budget._open = OrderedDict((s, (float(p), n)) for s, p, n in open_[-MAX_OPEN:])
         return budget
+
+
+def _stages(value: Any, key: str) -> list[str]:
+    if not (isinstance(value, list) and all(isinstance(s, str) for s in value)):
+        raise ValueError(f"'budget.{key}' must be a list of job stages")
+    return value
 
 
 def group_size(shape: str, reduce: bool) -> int:

@@ -159,7 +159,7 @@ from typing import Any
 
 from yarn_advisor.classifiers import backoff, checkpoint
 from yarn_advisor.classifiers.backoff import Row, Structure
-from yarn_advisor.classifiers.budget import Budget, group_size
+from yarn_advisor.classifiers.budget import MIN_LONG, Budget, group_size
 from yarn_advisor.classifiers.checkpoint import FORMAT, VERSION, CheckpointError, validate
 from yarn_advisor.classifiers.features import LEVEL_NAMES, LEVEL_NAMES_BEFORE_R, reduce_group_of
 
@@ -409,7 +409,8 @@ class NaiveBayesTaskClassifier:
     def _within_budget(self, feats: Sequence[str], p_short: float) -> bool:
         """Whether a task at ``relaxed_confidence`` <= P(short) < ``min_confidence``
         may be called short: see :class:`Budget`."""
-        if self.relaxed_budget <= 0 or p_short < self.relaxed_confidence:
+        if (self.relaxed_budget <= 0 or p_short < self.relaxed_confidence
+                or self.class_counts[1] < MIN_LONG):
             return False
         group = feats[self._job]
         risk = 0.0 if self.budget.is_open(group) else (1.0 - p_short) * group_size(

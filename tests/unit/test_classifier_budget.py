@@ -109,9 +109,10 @@ def test_the_account_survives_a_checkpoint(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("bad", [
     [], {"long_called_short": -1, "called": [], "open": []},
-    {"long_called_short": 0, "called": [1], "open": []},
-    {"long_called_short": 0, "called": [], "open": [["J,S=j|MAP", 1.5, 3]]},
-    {"long_called_short": 0, "called": [], "open": [["J,S=j|MAP", 0.1]]},
+    {"long_called_short": 0, "called": [1], "called_before": [], "open": []},
+    {"long_called_short": 0, "called": [], "called_before": None, "open": []},
+    {"long_called_short": 0, "called": [], "called_before": [], "open": [["J,S=j|MAP", 1.5, 3]]},
+    {"long_called_short": 0, "called": [], "called_before": [], "open": [["J,S=j|MAP", 0.1]]},
 ])
 def test_a_malformed_account_is_an_unusable_checkpoint(bad: object) -> None:
     data = _cluster(1).to_dict()
@@ -128,6 +129,20 @@ def test_group_size_is_half_the_stage_bucket() -> None:
     assert group_size(f("j", size="m?|r?")[4], reduce=False) == 1
     assert group_size(f("j", size="m16|r2", user="a|b")[4], reduce=False) == 8
     assert group_size("garbled", reduce=False) == 1
+
+
+def test_the_stages_called_are_a_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("yarn_advisor.classifiers.budget.MAX_CALLED", 3)
+    b = Budget()
+    for k in range(5):
+        b.called(f"s{k}")
+    data = b.to_json()
+    assert set(data["called"]) | set(data["called_before"]) == {f"s{k}" for k in range(5)}
+    b.called("s5")  # the second generation is full: the first one goes
+    for k in range(6):
+        b.learned_long(f"s{k}")
+    assert b.long_called_short == 3  # s3, s4, s5
+    assert Budget.from_json(b.to_json()).to_json() == b.to_json()
 
 
 def test_the_account_opens_after_enough_long_tasks() -> None:
