@@ -25,6 +25,7 @@ counted as it is learned and closes the account for the others.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from typing import Any
 
@@ -43,7 +44,9 @@ class Budget:
         # whose insert is a set's, on the path of every short call)
         self._called: set[str] = set()
         self._called_before: set[str] = set()
-        self._open: OrderedDict[str, tuple[float, int]] = OrderedDict()  # -> (P(long), tasks)
+        # stages called under the rule: [P(long), tasks still to come]; their sum
+        self._open: OrderedDict[str, list[float]] = OrderedDict()
+        self._expected = 0.0
 
     def called(self, stage: str) -> None:
         """A task of ``stage`` was called short."""
@@ -54,42 +57,44 @@ class Budget:
                 self._called_before, self._called = called, set()
 
     def open(self, stage: str, p_long: float, tasks: int) -> None:
-        """A task of ``stage`` was called short under the rule; ``tasks`` expected."""
+        """A task of ``stage`` was called short under the rule; ``tasks`` more expected."""
         self.called(stage)
-        if stage not in self._open:
-            self._open[stage] = (p_long, tasks)
+        if stage not in self._open and tasks > 0:
+            self._open[stage] = [p_long, float(tasks)]
+            self._expected += p_long * tasks
             if len(self._open) > MAX_OPEN:
-                self._open.popitem(last=False)
+                self._close(next(iter(self._open)))
 
     def is_open(self, stage: str) -> bool:
         return stage in self._open
 
-    def learned_long(self, stage: str) -> None:
-        """A long task of ``stage`` was learned."""
-        if stage in self._called or stage in self._called_before:
+    def learned(self, stage: str, is_long: bool) -> None:
+        """A task of ``stage`` was learned: a long one of a stage called short
+        counts; one of an open stage is no longer expected (closed when none is)."""
+        if is_long and (stage in self._called or stage in self._called_before):
             self.long_called_short += 1
+        entry = self._open.get(stage)
+        if entry is not None:
+            entry[1] -= 1
+            self._expected -= entry[0]
+            if entry[1] <= 0:
+                self._close(stage)
 
-    def expected(self, learned: dict[str, list[float]]) -> float:
-        """Long tasks expected of the open stages (``learned``: the model's
-        rows, whose third value is a stage's tasks learned); closes the ended."""
-        total = 0.0
-        for stage, (p_long, tasks) in list(self._open.items()):
-            row = learned.get(stage)
-            left = tasks - (int(row[2]) if row else 0)
-            if left <= 0:
-                del self._open[stage]
-            else:
-                total += p_long * left
-        return total
+    def _close(self, stage: str) -> None:
+        p_long, left = self._open.pop(stage)
+        self._expected = max(0.0, self._expected - p_long * left) if self._open else 0.0
 
-    def allows(self, risk: float, long_learned: int, share: float,
-               learned: dict[str, list[float]]) -> bool:
+    @property
+    def expected(self) -> float:
+        """Long tasks expected of the open stages."""
+        return self._expected
+
+    def allows(self, risk: float, long_learned: int, share: float) -> bool:
         """Whether ``share`` of the ``long_learned`` tasks covers what was called
         short and ``risk`` more expected long tasks."""
         if long_learned < MIN_LONG:
             return False
-        spent = self.long_called_short + self.expected(learned)
-        return share * long_learned - spent >= risk
+        return share * long_learned - self.long_called_short - self._expected >= risk
 
     def to_json(self) -> dict[str, Any]:
         return {"long_called_short": self.long_called_short, "called": sorted(self._called),
@@ -113,13 +118,14 @@ class Budget:
         if not (isinstance(open_, list) and all(
                 isinstance(o, list) and len(o) == 3 and isinstance(o[0], str)
                 and isinstance(o[1], int | float) and not isinstance(o[1], bool)
-                and 0 <= o[1] <= 1 and isinstance(o[2], int) and not isinstance(o[2], bool)
-                and o[2] >= 0 for o in open_)):
-            raise ValueError("'budget.open' must be [job stage, P(long), tasks] triples")
+                and 0 <= o[1] <= 1 and isinstance(o[2], int | float) and not isinstance(o[2], bool)
+                and 0 < o[2] < math.inf for o in open_)):
+            raise ValueError("'budget.open' must be [job stage, P(long), tasks to come] triples")
         budget.long_called_short = lcs
         budget._called = set(_stages(called, "called")[:MAX_CALLED - 1])
         budget._called_before = set(_stages(before, "called_before")[:MAX_CALLED])
-        budget._open = OrderedDict((s, (float(p), n)) for s, p, n in open_[-MAX_OPEN:])
+        budget._open = OrderedDict((s, [float(p), float(n)]) for s, p, n in open_[-MAX_OPEN:])
+        budget._expected = sum(p * n for p, n in budget._open.values())
         return budget
 
 

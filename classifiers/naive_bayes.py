@@ -277,8 +277,8 @@ class NaiveBayesTaskClassifier:
     def learn(self, feats: Sequence[str], is_long: bool) -> None:
         """Add one task of known class (features in level order)."""
         self.class_counts[1 if is_long else 0] += 1
-        if is_long and len(feats) > self._job:
-            self.budget.learned_long(feats[self._job])
+        if len(feats) > self._job:
+            self.budget.learned(feats[self._job], is_long)
         backoff.add(self.counts, feats, is_long, self._structure_of(feats))
         if len(feats) > self._job:
             jobs = self._jobs
@@ -400,8 +400,9 @@ class NaiveBayesTaskClassifier:
             return Prediction(False, p_short, "cluster-overdue")
         if relaxed:
             shape = feats[self._shape]
-            size = group_size(shape, feats[self._job].endswith("|REDUCE"))
-            self.budget.open(feats[self._job], 1.0 - p_short, size)
+            stage = feats[self._job]
+            size = group_size(shape, stage.endswith("|REDUCE")) - _tasks(self.counts.get(stage))
+            self.budget.open(stage, 1.0 - p_short, size)
             return Prediction(True, p_short, "short-within-budget")
         self.budget.called(feats[self._job])
         return Prediction(True, p_short, "short")
@@ -412,10 +413,10 @@ class NaiveBayesTaskClassifier:
         if (self.relaxed_budget <= 0 or p_short < self.relaxed_confidence
                 or self.class_counts[1] < MIN_LONG):
             return False
-        group = feats[self._job]
-        risk = 0.0 if self.budget.is_open(group) else (1.0 - p_short) * group_size(
-            feats[self._shape], group.endswith("|REDUCE"))
-        return self.budget.allows(risk, self.class_counts[1], self.relaxed_budget, self.counts)
+        stage = feats[self._job]
+        risk = 0.0 if self.budget.is_open(stage) else (1.0 - p_short) * max(0, group_size(
+            feats[self._shape], stage.endswith("|REDUCE")) - _tasks(self.counts.get(stage)))
+        return self.budget.allows(risk, self.class_counts[1], self.relaxed_budget)
 
     def predict_many(self, batch: Iterable[Sequence[str]]) -> list[Prediction]:
         """Predict a batch; identical feature tuples (a task group) are scored once."""

@@ -64,22 +64,35 @@ def test_the_account_is_settled_by_what_the_called_stage_turns_out() -> None:
     for i in range(32):  # job_n's maps run long: each one a long task called short
         m.learn_finished(f"n{i}", called, 300_000)
     assert m.budget.long_called_short == 32
-    assert m.budget.expected(m.counts) == 0  # settled: no longer expected, counted
+    assert m.budget.expected == 0  # settled: no longer expected, counted
     assert not m.predict(called).short and not m.predict(refused).short
 
 
 def test_a_stage_that_ran_its_tasks_closes() -> None:
     b = Budget()
     b.open("J,S=job_n|MAP", 0.1, 32)
-    assert b.expected({}) == pytest.approx(3.2)
-    assert b.expected({"J,S=job_n|MAP": [20.0, 0.0, 20, 20]}) == pytest.approx(1.2)
-    assert not b.allows(4.0, 500, 0.01, {"J,S=job_n|MAP": [20.0, 0.0, 20, 20]})
-    assert b.expected({"J,S=job_n|MAP": [32.0, 0.0, 32, 32]}) == 0
-    assert not b.is_open("J,S=job_n|MAP")
-    assert b.allows(4.0, 500, 0.01, {})
-    b.learned_long("J,S=job_n|MAP")  # called short, so a long task of it counts
-    b.learned_long("J,S=job_x|MAP")  # never called short: does not
+    assert b.expected == pytest.approx(3.2)
+    for _ in range(20):
+        b.learned("J,S=job_n|MAP", is_long=False)
+    assert b.expected == pytest.approx(1.2)
+    assert not b.allows(4.0, 500, 0.01)  # 5 - 1.2 < 4
+    for _ in range(12):
+        b.learned("J,S=job_n|MAP", is_long=False)
+    assert b.expected == 0 and not b.is_open("J,S=job_n|MAP")
+    assert b.allows(4.0, 500, 0.01)
+    b.learned("J,S=job_n|MAP", is_long=True)  # called short, so a long task of it counts
+    b.learned("J,S=job_x|MAP", is_long=True)  # never called short: does not
     assert b.long_called_short == 1
+
+
+def test_the_oldest_open_stage_goes_with_its_expected_tasks(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("yarn_advisor.classifiers.budget.MAX_OPEN", 2)
+    b = Budget()
+    for k, p_long in enumerate((0.1, 0.2, 0.4)):
+        b.open(f"s{k}", p_long, 10)
+    assert not b.is_open("s0") and b.expected == pytest.approx(6.0)
+    assert Budget.from_json(b.to_json()).expected == pytest.approx(6.0)
 
 
 def test_tasks_called_short_at_full_confidence_count_when_long() -> None:
@@ -113,6 +126,7 @@ def test_the_account_survives_a_checkpoint(tmp_path: Path) -> None:
     {"long_called_short": 0, "called": [], "called_before": None, "open": []},
     {"long_called_short": 0, "called": [], "called_before": [], "open": [["J,S=j|MAP", 1.5, 3]]},
     {"long_called_short": 0, "called": [], "called_before": [], "open": [["J,S=j|MAP", 0.1]]},
+    {"long_called_short": 0, "called": [], "called_before": [], "open": [["J,S=j|MAP", 0.1, 0]]},
 ])
 def test_a_malformed_account_is_an_unusable_checkpoint(bad: object) -> None:
     data = _cluster(1).to_dict()
@@ -140,13 +154,13 @@ def test_the_stages_called_are_a_bounded_memory(monkeypatch: pytest.MonkeyPatch)
     assert set(data["called"]) | set(data["called_before"]) == {f"s{k}" for k in range(5)}
     b.called("s5")  # the second generation is full: the first one goes
     for k in range(6):
-        b.learned_long(f"s{k}")
+        b.learned(f"s{k}", is_long=True)
     assert b.long_called_short == 3  # s3, s4, s5
     assert Budget.from_json(b.to_json()).to_json() == b.to_json()
 
 
 def test_the_account_opens_after_enough_long_tasks() -> None:
     b = Budget()
-    assert not b.allows(0.0, MIN_LONG - 1, 1.0, {})
-    assert b.allows(0.0, MIN_LONG, 0.01, {})
-    assert not b.allows(1.01, MIN_LONG, 0.01, {})
+    assert not b.allows(0.0, MIN_LONG - 1, 1.0)
+    assert b.allows(0.0, MIN_LONG, 0.01)
+    assert not b.allows(1.01, MIN_LONG, 0.01)
