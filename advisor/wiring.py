@@ -63,7 +63,9 @@ def build_classifier(cfg: AdvisorConfig, persist: bool = True) -> TaskClassifier
     c = cfg.classifier
     path = Path(c.checkpoint or Path(cfg.state_dir) / "classifier.json") if persist else None
     return TaskClassifier.load(path, threshold_s=c.threshold_s,
-                               min_confidence=c.min_confidence, min_support=c.min_support)
+                               min_confidence=c.min_confidence, min_support=c.min_support,
+                               relaxed_confidence=c.relaxed_confidence,
+                               relaxed_budget=c.relaxed_budget)
 
 
 def build_advisor(cfg: AdvisorConfig, sensor: Sensor, writer: Writer | None = None,

@@ -35,7 +35,8 @@ TARGET_LONG_CALLED_SHORT = 0.02
 # Model parameters --set may change (the rest have their own options).
 SETTABLE = {"alpha": float, "shape_correlation": float, "reduces_correlation": float,
             "overdue_factor": float, "max_overdue_share": float, "long_while_maps_wait": bool,
-            "reduce_support_at_progress": bool}
+            "reduce_support_at_progress": bool, "relaxed_confidence": float,
+            "relaxed_budget": float}
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:

@@ -12,7 +12,11 @@ stage's share of short tasks, calling short every task of a stage at least
 cannot tell one task of a stage from another (the stragglers of a stage of
 short tasks are called short), which no feature known at a task's start can
 either, bar its job's progress; where it misses the targets, the trace's
-stages are too mixed for them.
+stages are too mixed for them. :func:`stage_oracle_at` is its best form
+under the long-called-short target: told every job stage's short and long
+tasks (those not first seen), it calls short the stages with the smallest
+share of long tasks first, as many as keep the long ones called short within
+the target: no rule that calls each job stage as one reaches more.
 """
 
 from __future__ import annotations
@@ -56,6 +60,8 @@ class EvalResult:
     per_trace: list[EvalResult] = field(default_factory=list)  # learning across traces
     keep_scores: bool = False  # keep each scored task's (P(short), was long) in scores
     scores: list[tuple[float, bool]] = field(default_factory=list)
+    # per job stage: its (short, long) tasks not first seen (for stage_oracle_at)
+    stages: list[tuple[int, int]] = field(default_factory=list)
 
     def n(self, actual: str) -> int:
         return sum(self.confusion[actual].values())
@@ -110,6 +116,7 @@ class EvalResult:
         self.repeated_jobs += other.repeated_jobs
         self.problems.extend(other.problems)
         self.scores.extend(other.scores)
+        self.stages.extend(other.stages)
 
     def to_json(self) -> dict[str, Any]:
         """The ``classify-eval --json`` object (DESIGN.md, Interfaces)."""
@@ -156,6 +163,20 @@ def pooled(results: Iterable[EvalResult], threshold_s: float = 60.0) -> EvalResu
         out.traces.extend(r.traces)
         out.add(r)
     return out if out is not None else EvalResult([], threshold_s, 0.0)
+
+
+def stage_oracle_at(result: EvalResult, long_called_short: float) -> tuple[int, int]:
+    """(short, long) tasks called short by the best rule that calls each job
+    stage as one, told the stages' tasks in advance, with at most
+    ``long_called_short`` of ``result``'s long tasks called short (greedy by
+    the stages' share of long tasks: the fractional knapsack's order)."""
+    budget = long_called_short * result.n("long")
+    short = long = 0
+    for s, n_long in sorted(result.stages, key=lambda st: st[1] / (st[0] + st[1])):
+        if s and long + n_long <= budget:
+            short += s
+            long += n_long
+    return short, long
 
 
 def _round(x: float | None) -> float | None:

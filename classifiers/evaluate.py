@@ -265,10 +265,15 @@ def _oracle(tasks: Sequence[_Task], threshold_ms: int, result: EvalResult) -> No
     scored = [t for t in tasks if t.feats and (t.succeeded or t.finish - t.start >= threshold_ms)]
     for t in scored:
         stages.setdefault((t.job, t.stage), [0, 0])[t.finish - t.start >= threshold_ms] += 1
+    known: dict[tuple[int, str], list[int]] = {}  # the same, tasks not first seen
     for t in scored:
         short, long = stages[(t.job, t.stage)]
-        if not t.first_seen and short >= ORACLE_SHARE * (short + long):
-            result.oracle["long" if t.finish - t.start >= threshold_ms else "short"] += 1
+        if not t.first_seen:
+            is_long = t.finish - t.start >= threshold_ms
+            known.setdefault((t.job, t.stage), [0, 0])[is_long] += 1
+            if short >= ORACLE_SHARE * (short + long):
+                result.oracle["long" if is_long else "short"] += 1
+    result.stages.extend((s, n) for s, n in known.values())
 
 
 def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) -> None:

@@ -165,6 +165,8 @@ class Classifier(ConfigModel):
     threshold_s: float = Field(60.0, gt=0)
     min_confidence: float = Field(0.9, ge=0.5, le=1.0)
     min_support: int = Field(3, ge=1, le=1000)
+    relaxed_confidence: float = Field(0.85, ge=0.5, le=1.0)
+    relaxed_budget: float = Field(0.01, ge=0.0, le=0.1)
     checkpoint: str | None = None
 
 

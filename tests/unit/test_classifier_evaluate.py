@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from yarn_advisor.classifiers.eval_result import stage_oracle_at
 from yarn_advisor.classifiers.evaluate import (
     _START,
     EvalResult,
@@ -314,3 +315,25 @@ def test_tasks_called_long_are_counted_by_rule_for_both_classes() -> None:
     assert sum(result.short_called_long_by.values()) == result.confusion["short"]["long"]
     assert 0 not in result.short_called_long_by.values()
     assert by["unknown"][1] > 0 and len(seen) >= result.n("short") + result.n("long")
+
+
+def test_the_best_stage_oracle_spends_the_budget_on_the_purest_stages() -> None:
+    r = EvalResult(["t"], 60.0, 0.9)
+    r.confusion["long"]["long"] = 100  # 2 % of 100 long tasks: 2 may be called short
+    r.stages = [(50, 1), (10, 0), (40, 2), (30, 1), (0, 5)]
+    # the pure stage, then the 1-in-51, then the 1-in-31 (2 long); 40/2 no longer fits
+    assert stage_oracle_at(r, 0.02) == (90, 2)
+    assert stage_oracle_at(r, 0.0) == (10, 0)
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+def test_the_best_stage_oracle_bounds_the_95_percent_one_on_a_real_trace() -> None:
+    # each job stage's tasks not first seen, counted once: the stage oracle
+    # within 2 % calls at least what the 95 % oracle calls (1.7 % long there)
+    trace = DATA / "hadoop-rumen-testdata/small-trace-test/folder-input-trace.json.gz"
+    r = evaluate_traces([trace])
+    assert sum(s + n for s, n in r.stages) == r.n("short") + r.n("long") - sum(
+        r.first_seen.values())
+    short, long = stage_oracle_at(r, 0.02)
+    assert long <= 0.02 * r.n("long")
+    assert short >= r.oracle["short"] and short <= r.n("short") - r.first_seen["short"]
