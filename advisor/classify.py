@@ -1,9 +1,11 @@
 """The task classifier in the daemon: predict in ``decide``, learn in ``learn``.
 
-``predict(snapshot)`` is read-only: the model as learned up to the previous
+``predict(snapshot)`` learns nothing: the model as learned up to the previous
 cycle predicts every pending resource-request group (OPERA lends
 opportunistic headroom only to groups predicted short) and every pending
-MapReduce task, as :class:`~yarn_advisor.classifiers.live.Predictions`.
+MapReduce task, as :class:`~yarn_advisor.classifiers.live.Predictions`. It
+only notes which job stages it called short, for the account of long tasks
+called short (:mod:`~yarn_advisor.classifiers.budget`).
 
 ``learn(snapshot, predictions)``, the daemon's learn step, then
 

@@ -277,10 +277,9 @@ class NaiveBayesTaskClassifier:
     def learn(self, feats: Sequence[str], is_long: bool) -> None:
         """Add one task of known class (features in level order)."""
         self.class_counts[1 if is_long else 0] += 1
-        if len(feats) > self._job:
-            self.budget.learned(feats[self._job], is_long)
         backoff.add(self.counts, feats, is_long, self._structure_of(feats))
         if len(feats) > self._job:
+            self.budget.learned(feats[self._job], is_long)
             jobs = self._jobs
             jobs[feats[self._job]] = None
             jobs.move_to_end(feats[self._job])
@@ -378,7 +377,8 @@ class NaiveBayesTaskClassifier:
         return len(feats) > self._support and feats[self._support] in self.counts
 
     def predict(self, feats: Sequence[str]) -> Prediction:
-        """Classify a task about to start (features in level order)."""
+        """Classify a task about to start (features in level order). Learns
+        nothing; notes the job stages called short (:class:`Budget`)."""
         p_short, support = self._score(feats)
         if p_short is None:
             return UNKNOWN_TASK
@@ -399,10 +399,7 @@ class NaiveBayesTaskClassifier:
         if self.overdue_share > self.max_overdue_share:
             return Prediction(False, p_short, "cluster-overdue")
         if relaxed:
-            shape = feats[self._shape]
-            stage = feats[self._job]
-            size = group_size(shape, stage.endswith("|REDUCE")) - _tasks(self.counts.get(stage))
-            self.budget.open(stage, 1.0 - p_short, size)
+            self.budget.open(feats[self._job], 1.0 - p_short, self._to_come(feats))
             return Prediction(True, p_short, "short-within-budget")
         self.budget.called(feats[self._job])
         return Prediction(True, p_short, "short")
@@ -413,10 +410,15 @@ class NaiveBayesTaskClassifier:
         if (self.relaxed_budget <= 0 or p_short < self.relaxed_confidence
                 or self.class_counts[1] < MIN_LONG):
             return False
-        stage = feats[self._job]
-        risk = 0.0 if self.budget.is_open(stage) else (1.0 - p_short) * max(0, group_size(
-            feats[self._shape], stage.endswith("|REDUCE")) - _tasks(self.counts.get(stage)))
+        risk = 0.0 if self.budget.is_open(feats[self._job]) else (
+            (1.0 - p_short) * self._to_come(feats))
         return self.budget.allows(risk, self.class_counts[1], self.relaxed_budget)
+
+    def _to_come(self, feats: Sequence[str]) -> int:
+        """At least how many tasks of the task's job stage are still to be learned."""
+        stage = feats[self._job]
+        size = group_size(feats[self._shape], stage.endswith("|REDUCE"))
+        return max(0, size - _tasks(self.counts.get(stage)))
 
     def predict_many(self, batch: Iterable[Sequence[str]]) -> list[Prediction]:
         """Predict a batch; identical feature tuples (a task group) are scored once."""
