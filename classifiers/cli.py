@@ -247,6 +247,10 @@ def render(result: EvalResult) -> str:
         f"job-stage oracle (stages >= {ORACLE_SHARE:.0%} short called short): short recall "
         f"{_pct(result.oracle_rate('short'))}, long called short {_pct(result.oracle_rate('long'))}"
     )
+    if result.called_short_by:
+        said = ", ".join(f"{k} {s + n} ({n} long)" for k, (s, n) in
+                         sorted(result.called_short_by.items()))
+        lines.append(f"tasks called short, by rule: {said}")
     if result.short_called_long_by:
         why = ", ".join(f"{k} {v}" for k, v in sorted(result.short_called_long_by.items()))
         lines.append(f"short tasks called long, by rule: {why}")

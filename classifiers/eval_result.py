@@ -48,6 +48,8 @@ class EvalResult:
     )
     # rule -> [short, long] tasks it called long (both classes: what a looser rule would cost)
     called_long_by: dict[str, list[int]] = field(default_factory=dict)
+    # rule -> [short, long] tasks it called short (``short``, ``short-within-budget``)
+    called_short_by: dict[str, list[int]] = field(default_factory=dict)
     cold: dict[str, int] = field(default_factory=_per_class)
     first_seen: dict[str, int] = field(default_factory=_per_class)
     oracle: dict[str, int] = field(default_factory=_per_class)  # tasks it calls short
@@ -107,10 +109,12 @@ class EvalResult:
             self.cold[a] += other.cold[a]
             self.first_seen[a] += other.first_seen[a]
             self.oracle[a] += other.oracle[a]
-        for rule, (short, long) in other.called_long_by.items():
-            both = self.called_long_by.setdefault(rule, [0, 0])
-            both[0] += short
-            both[1] += long
+        for mine, theirs in ((self.called_long_by, other.called_long_by),
+                             (self.called_short_by, other.called_short_by)):
+            for rule, (short, long) in theirs.items():
+                both = mine.setdefault(rule, [0, 0])
+                both[0] += short
+                both[1] += long
         self.skipped += other.skipped
         self.unresolved += other.unresolved
         self.repeated_jobs += other.repeated_jobs
@@ -142,6 +146,8 @@ class EvalResult:
             "long_called_short": _round(self.oracle_rate("long")),
         }
         out["short_called_long_by"] = self.short_called_long_by
+        out["called_short_by"] = {rule: dict(zip(CLASSES, n, strict=True))
+                                  for rule, n in sorted(self.called_short_by.items())}
         out["skipped_tasks"] = self.skipped
         out["unresolved_tasks"] = self.unresolved
         out["repeated_jobs"] = self.repeated_jobs

@@ -292,8 +292,8 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
         result.cold[actual] += 1
     if task.first_seen:
         result.first_seen[actual] += 1
-    if not task.predicted_short:
-        result.called_long_by.setdefault(task.reason, [0, 0])[actual == "long"] += 1
+    by = result.called_short_by if task.predicted_short else result.called_long_by
+    by.setdefault(task.reason, [0, 0])[actual == "long"] += 1
     result.confusion[actual]["short" if task.predicted_short else "long"] += 1
     if result.keep_scores and task.p_short is not None:
         result.scores.append((task.p_short, actual == "long"))

@@ -317,6 +317,19 @@ def test_tasks_called_long_are_counted_by_rule_for_both_classes() -> None:
     assert by["unknown"][1] > 0 and len(seen) >= result.n("short") + result.n("long")
 
 
+@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
+def test_tasks_called_short_are_counted_by_rule() -> None:
+    gold = DATA / "hadoop-rumen-testdata/small-trace-test/goldFoldedTrace.json.gz"
+    for budget, rules in ((0.0, {"short"}), (0.02, {"short", "short-within-budget"})):
+        result = evaluate_traces([gold], params={"relaxed_budget": budget})
+        by = result.called_short_by
+        assert set(by) == rules
+        assert sum(s for s, _ in by.values()) == result.confusion["short"]["short"]
+        assert sum(n for _, n in by.values()) == result.confusion["long"]["short"]
+        assert result.to_json()["called_short_by"]["short"] == dict(
+            zip(("short", "long"), by["short"], strict=True))
+
+
 def test_the_best_stage_oracle_spends_the_budget_on_the_purest_stages() -> None:
     r = EvalResult(["t"], 60.0, 0.9)
     r.confusion["long"]["long"] = 100  # 2 % of 100 long tasks: 2 may be called short
