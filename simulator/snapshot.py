@@ -11,11 +11,19 @@ and maximum), MapReduce jobs and tasks of running apps, the tasks that ended
 since the previous snapshot, QueueMetrics (with the node-local / rack-local /
 off-switch aggregates), the CapacityScheduler's live configuration and
 ``yarn.cluster.max-application-priority``.
+
+Built every sidecar cycle, so what did not change since the previous snapshot
+of the same simulation is reused rather than rebuilt (frozen objects, equal
+by value): a node's resources and utilisation while its allocation and use
+stay the same, and the whole ``Task`` of a task not started (its fields do
+not move with the clock). The result is the same snapshot as one built from
+scratch.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from yarn_advisor.advisor.model import (
     App,
@@ -45,6 +53,26 @@ RM_URL = "http://simulated-rm:8088"
 LIVE = ("NEW", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHING")
 _TASK_STATE = {"NEW": "SCHEDULED", "PENDING": "SCHEDULED", "ASSIGNED": "SCHEDULED",
                "RUNNING": "RUNNING", "SUCCEEDED": "SUCCEEDED", "KILLED": "KILLED"}
+_STARTED = ("RUNNING", "SUCCEEDED")  # a task's Task moves with the clock only once started
+
+# a node's state and use -> its Node's parts that follow from them
+_NodeKey = tuple[str, int, int, int, float, int, int, int, str]
+_NodeParts = tuple[tuple[str, ...], Resources, Resources, Resources, NodeUtilization]
+# a task -> its id, and (for a task not started) what its Task follows from, and that Task
+_TaskEntry = tuple[str, tuple[str, int, SimContainer | None] | None, Task | None]
+
+
+class _Reuse:
+    """What the previous snapshot of one simulation built that may still hold."""
+
+    __slots__ = ("nodes", "tasks")
+
+    def __init__(self) -> None:
+        self.nodes: dict[SimNode, tuple[_NodeKey, _NodeParts]] = {}
+        self.tasks: dict[SimTask, _TaskEntry] = {}
+
+
+_REUSE: WeakKeyDictionary[Simulation, _Reuse] = WeakKeyDictionary()
 
 
 def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
@@ -55,14 +83,20 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
     for node_running in sim.nms.running.values():
         for c in node_running:
             sim.nms.settle(c)
+    reuse = _REUSE.get(sim)
+    if reuse is None:
+        reuse = _REUSE[sim] = _Reuse()
     live = [a for a in sim.apps.values() if a.state in LIVE]
     running = [a for a in live if a.state in ("RUNNING", "FINISHING")]
-    nodes = [_node(n, ts, now) for n in rm.nodes]
+    nodes = [_node(n, ts, now, reuse.nodes) for n in rm.nodes]
     containers = [_container(c, ts, now) for a in running for c in a.containers.values()]
     jobs = [_job(a, ts, now) for a in running if a.job.app_type == "MAPREDUCE"]
-    tasks = [_task(a, t, ts, now) for a in running if a.job.app_type == "MAPREDUCE"
+    before, reuse.tasks = reuse.tasks, {}  # keep only the tasks listed now
+    tasks = [_live_task(a, t, ts, now, before, reuse.tasks) for a in running
+             if a.job.app_type == "MAPREDUCE"
              for t in [*a.maps, *a.reduces][:max_tasks_per_job]]
-    finished = [_task(t.app, t, ts, now, finish) for t, finish in sim.take_finished_tasks()]
+    finished = [_task(t.app, t, ts, now, finish, _known_id(t, before))
+                for t, finish in sim.take_finished_tasks()]
     total_mem = sum(n.total_mem for n in rm.nodes if n.state == "RUNNING")
     total_vc = sum(n.total_vc for n in rm.nodes if n.state == "RUNNING")
     queues = [_queue(v) for v in sim.scheduler.queues()]
@@ -73,8 +107,6 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
         metrics=_metrics(sim, total_mem, total_vc),
         scheduler_type=sim.scheduler.type_name, queues=queues, nodes=nodes,
         apps=[_app(a, ts, now, total_mem) for a in live], containers=containers,
-        usage=[u for a in running for c in a.containers.values()
-               if (u := _usage(c, now)) is not None],
         jobs=jobs, tasks=tasks, finished_tasks=finished,
         queue_metrics=_queue_metrics(sim, queues),
         sources={"rm": True, "containers": True, "nm_jmx": True, "rm_jmx": True,
@@ -85,18 +117,24 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
     )
 
 
-def _node(n: SimNode, ts: int, now: int) -> Node:
+def _node(n: SimNode, ts: int, now: int,
+          reuse: dict[SimNode, tuple[_NodeKey, _NodeParts]]) -> Node:
     used_cpu = min(n.use_cpu, n.real_cpu)
-    return Node(
-        id=n.id, host=n.host, rack=n.rack, state=n.state, http_address=n.http_address,
-        labels=(n.label,) if n.label else (), total=Resources(n.total_mem, n.total_vc),
-        used=Resources(n.alloc_mem, n.alloc_vc),
-        available=Resources(n.total_mem - n.alloc_mem, n.total_vc - n.alloc_vc),
-        num_containers=len(n.containers),
-        utilization=NodeUtilization(node_pmem_mb=n.use_mem, node_vmem_mb=n.use_mem,
-                                    node_cpu=used_cpu, containers_pmem_mb=n.use_mem,
-                                    containers_vmem_mb=n.use_mem, containers_cpu=used_cpu),
-        last_health_update=ts + now, version="3.4.2")
+    key = (n.state, n.alloc_mem, n.alloc_vc, n.use_mem, used_cpu, len(n.containers),
+           n.total_mem, n.total_vc, n.label)
+    known = reuse.get(n)
+    if known is not None and known[0] == key:
+        labels, total, used, available, utilization = known[1]
+    else:
+        labels, total = (n.label,) if n.label else (), Resources(n.total_mem, n.total_vc)
+        used = Resources(n.alloc_mem, n.alloc_vc)
+        available = Resources(n.total_mem - n.alloc_mem, n.total_vc - n.alloc_vc)
+        utilization = NodeUtilization(node_pmem_mb=n.use_mem, node_vmem_mb=n.use_mem,
+                                      node_cpu=used_cpu, containers_pmem_mb=n.use_mem,
+                                      containers_vmem_mb=n.use_mem, containers_cpu=used_cpu)
+        reuse[n] = (key, (labels, total, used, available, utilization))
+    return Node(n.id, n.host, n.rack, n.state, n.http_address, labels, total, used,
+                available, len(n.containers), utilization, ts + now, "3.4.2")
 
 
 def _metrics(sim: Simulation, total_mem: int, total_vc: int) -> ClusterMetrics:
@@ -168,7 +206,8 @@ def _container(c: SimContainer, ts: int, now: int) -> Container:
     return Container(
         id=c.id, app_id=c.app.id, node_id=c.node.id, allocated=Resources(c.mem, c.vc),
         priority=c.priority, started_time=ts + (c.started_ms or c.allocated_ms),
-        state="RUNNING" if c.state == "RUNNING" else "ALLOCATED", is_am=c.is_am)
+        state="RUNNING" if c.state == "RUNNING" else "ALLOCATED", is_am=c.is_am,
+        usage=_usage(c, now))
 
 
 def _usage(c: SimContainer, now: int) -> ContainerUsage | None:
@@ -219,14 +258,38 @@ def _job(app: SimApp, ts: int, now: int) -> MRJob:
         avg_map_time=avg(done_m), avg_reduce_time=avg(done_r))
 
 
-def _task(app: SimApp, t: SimTask, ts: int, now: int, finish: int | None = None) -> Task:
+def _known_id(t: SimTask, known: dict[SimTask, _TaskEntry]) -> str:
+    entry = known.get(t)
+    return entry[0] if entry is not None else t.app.task_id(t)
+
+
+def _live_task(app: SimApp, t: SimTask, ts: int, now: int, before: dict[SimTask, _TaskEntry],
+               now_listed: dict[SimTask, _TaskEntry]) -> Task:
+    """:func:`_task` of a task of a running app; a task not started keeps its Task as
+    long as its state, attempt and container do (nothing else of it shows)."""
+    entry = before.get(t)
+    tid = entry[0] if entry is not None else app.task_id(t)
+    if t.state in _STARTED:
+        now_listed[t] = (tid, None, None)
+        return _task(app, t, ts, now, None, tid)
+    key = (t.state, t.attempt, t.container)
+    if entry is not None and entry[1] == key and entry[2] is not None:
+        task = entry[2]
+    else:
+        task = _task(app, t, ts, now, None, tid)
+    now_listed[t] = (tid, key, task)
+    return task
+
+
+def _task(app: SimApp, t: SimTask, ts: int, now: int, finish: int | None = None,
+          tid: str | None = None) -> Task:
     killed = finish is not None and finish < 0
     end = -finish if killed and finish is not None else finish
     state = "KILLED" if killed else ("SUCCEEDED" if finish is not None else
                                      _TASK_STATE.get(t.state, "SCHEDULED"))
     started = t.start_ms if t.state in ("RUNNING", "SUCCEEDED") or finish is not None else 0
     c = t.container
-    tid = app.task_id(t)
+    tid = tid if tid is not None else app.task_id(t)
     return Task(
         id=tid, job_id=app.job_id, app_id=app.id, type=t.kind, state=state,
         progress=100.0 if state == "SUCCEEDED" else round(100.0 * t.progress, 3),
