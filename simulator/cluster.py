@@ -131,6 +131,9 @@ class BlockMap:
         self._racks: dict[str, list[int]] = {}
         for n in nodes:
             self._racks.setdefault(n.rack, []).append(n.index)
+        # every rack but one, in rack order: new_block draws a block's second rack here
+        # (a list built per block was 5 % of a 1000-job FB-2010 sidecar run's CPU)
+        self._other_racks = {r: [x for x in self._racks if x != r] for r in self._racks}
         if hdfs.pool_blocks:
             if hdfs.placement == "even":
                 self._place_even(hdfs.pool_blocks)
@@ -161,9 +164,8 @@ class BlockMap:
         r = min(self.hdfs.replication, n)
         first = self.rng.randrange(n)
         chosen = [first]
-        racks = list(self._racks)
         if r >= 2:
-            other_racks = [x for x in racks if x != self.nodes[first].rack]
+            other_racks = self._other_racks[self.nodes[first].rack]
             if other_racks:
                 rack = self.rng.choice(other_racks)
                 second = self.rng.choice(self._racks[rack])
