@@ -269,13 +269,6 @@ def _live_task(app: SimApp, t: SimTask, ts: int, now: int, before: dict[SimTask,
     long as its state, attempt and container do (nothing else of it shows)."""
     entry = before.get(t)
     tid = entry[0] if entry is not None else app.task_id(t)
-    if t.state == "SUCCEEDED":  # most listed tasks of a big job: _task's result, directly
-        now_listed[t] = (tid, None, None)
-        c, started = t.container, t.start_ms
-        return Task(tid, app.job_id, app.id, t.kind, "SUCCEEDED", 100.0,
-                    ts + started if started else 0, 0, now - started if started else 0, "",
-                    c.node.id if c is not None else "", c.id if c is not None else "",
-                    f"attempt_{tid[5:]}_{t.attempt}")
     if t.state in _STARTED:
         now_listed[t] = (tid, None, None)
         return _task(app, t, ts, now, None, tid)
