@@ -3,9 +3,9 @@
 ``predict(snapshot)`` learns nothing: the model as learned up to the previous
 cycle predicts every pending resource-request group (OPERA lends
 opportunistic headroom only to groups predicted short) and every pending
-MapReduce task, as :class:`~yarn_advisor.classifiers.live.Predictions`. It
+MapReduce task, as :class:`~yarn_advisor.classifiers.model.live.Predictions`. It
 only notes which job stages it called short, for the account of long tasks
-called short (:mod:`~yarn_advisor.classifiers.budget`).
+called short (:mod:`~yarn_advisor.classifiers.model.budget`).
 
 ``learn(snapshot, predictions)``, the daemon's learn step, then
 
@@ -29,8 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.classifiers.live import CycleLearning, LiveTaskClassifier, Predictions
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, load_or_fresh
+from yarn_advisor.classifiers.model.live import CycleLearning, LiveTaskClassifier, Predictions
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier, load_or_fresh
 
 log = logging.getLogger("yarn_advisor")
 MAX_REMEMBERED = 200_000

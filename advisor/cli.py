@@ -29,7 +29,7 @@ from yarn_advisor.advisor.settings import load_config
 from yarn_advisor.advisor.startup import StartupError, check
 from yarn_advisor.advisor.text import cycle_line, recommendation_line
 from yarn_advisor.advisor.wiring import build_live_advisor, build_sensor
-from yarn_advisor.classifiers import cli as classifiers_cli
+from yarn_advisor.classifiers.evaluation import cli as classifiers_cli
 from yarn_advisor.config.base import ConfigError
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.connectors.errors import one_line

@@ -12,7 +12,7 @@ Order. The enabled policies run in *precedence order*: ``config.precedence``
 policy it does not name, alphabetically.
 
 Reads. A policy's ``READS`` names what it is handed besides its own state:
-``"classifier"`` (this cycle's :class:`~yarn_advisor.classifiers.live.Predictions`)
+``"classifier"`` (this cycle's :class:`~yarn_advisor.classifiers.model.live.Predictions`)
 or another policy's name (that policy's state of the *previous* cycle, so
 the result does not depend on the run order).
 
@@ -47,7 +47,7 @@ from yarn_advisor.advisor.gcpause import paused_gc
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies import POLICIES, Policy, PolicyResult, params_models
 from yarn_advisor.advisor.recommendation import JsonDict, Kind, Recommendation
-from yarn_advisor.classifiers.live import Predictions
+from yarn_advisor.classifiers.model.live import Predictions
 from yarn_advisor.config.schema import AdvisorConfig, PolicySection, from_dict
 
 CLASSIFIER = "classifier"  # the key under which policies read the predictions

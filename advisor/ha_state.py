@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any
 from yarn_advisor.advisor.journal import Entry, Journal, Phase
 from yarn_advisor.advisor.policies import POLICIES
 from yarn_advisor.advisor.recommendation import Kind
-from yarn_advisor.classifiers.checkpoint import CheckpointError
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.model.checkpoint import CheckpointError
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
 
 if TYPE_CHECKING:
     from yarn_advisor.advisor.daemon import Advisor

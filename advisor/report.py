@@ -19,7 +19,7 @@ from yarn_advisor.advisor.engine import Decision, PolicyError
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.recommendation import Recommendation
 from yarn_advisor.advisor.sense import SourceStat
-from yarn_advisor.classifiers.live import Predictions
+from yarn_advisor.classifiers.model.live import Predictions
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -37,9 +37,9 @@ from yarn_advisor.advisor.model import (
     Snapshot,
     Task,
 )
-from yarn_advisor.classifiers.features import LEVEL_NAMES, TaskProps, app_name, features
-from yarn_advisor.classifiers.live import LiveTaskClassifier
-from yarn_advisor.classifiers.naive_bayes import JOB_LEVEL, NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.model.features import LEVEL_NAMES, TaskProps, app_name, features
+from yarn_advisor.classifiers.model.live import LiveTaskClassifier
+from yarn_advisor.classifiers.model.naive_bayes import JOB_LEVEL, NaiveBayesTaskClassifier
 
 RUNS = 7
 N = 100_000

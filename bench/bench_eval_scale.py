@@ -6,7 +6,7 @@ system traces are overlaid K times (K = 1, 2, 4, 8): every copy is shifted to
 start within K seconds of the others, under its own job names, so the tasks
 running at any instant grow about K x 22 times over one trace. Prints, per K,
 the tasks, the most running at once, and the median wall time of 3 runs of
-:func:`yarn_advisor.classifiers.evaluate.evaluate_jobs` (fresh model each run) with tasks
+:func:`yarn_advisor.classifiers.evaluation.evaluate.evaluate_jobs` (fresh model each run) with tasks
 per second. Linear scaling shows as a steady tasks/s.
 """
 
@@ -20,9 +20,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yarn_advisor.classifiers.evaluate import EvalResult, evaluate_jobs
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
-from yarn_advisor.classifiers.rumen import RumenJob, RumenTask, RumenTrace
+from yarn_advisor.classifiers.evaluation.evaluate import EvalResult, evaluate_jobs
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.readers.rumen import RumenJob, RumenTask, RumenTrace
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hadoop-gridmix-system-traces"
 RUNS = 3

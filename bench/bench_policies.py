@@ -69,8 +69,8 @@ from yarn_advisor.advisor.model import (
 )
 from yarn_advisor.advisor.policies import POLICIES
 from yarn_advisor.advisor.snapshot import build_snapshot
-from yarn_advisor.classifiers.live import GroupPrediction, Predictions
-from yarn_advisor.classifiers.naive_bayes import Prediction
+from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
+from yarn_advisor.classifiers.model.naive_bayes import Prediction
 from yarn_advisor.config.schema import PolicySection
 
 N_QUEUES = 10

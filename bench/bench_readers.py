@@ -32,13 +32,13 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from yarn_advisor.classifiers.evaluate import evaluate_reader  # noqa: E402
-from yarn_advisor.classifiers.jhist import JhistReader  # noqa: E402
-from yarn_advisor.classifiers.records import TraceJob  # noqa: E402
-from yarn_advisor.classifiers.rumen import RumenTrace  # noqa: E402
-from yarn_advisor.classifiers.sources import JobReader  # noqa: E402
-from yarn_advisor.classifiers.spark import SparkEventLogReader  # noqa: E402
-from yarn_advisor.classifiers.tasks_csv import COLUMNS, TaskCsvReader  # noqa: E402
+from yarn_advisor.classifiers.evaluation.evaluate import evaluate_reader  # noqa: E402
+from yarn_advisor.classifiers.readers.jhist import JhistReader  # noqa: E402
+from yarn_advisor.classifiers.readers.records import TraceJob  # noqa: E402
+from yarn_advisor.classifiers.readers.rumen import RumenTrace  # noqa: E402
+from yarn_advisor.classifiers.readers.sources import JobReader  # noqa: E402
+from yarn_advisor.classifiers.readers.spark import SparkEventLogReader  # noqa: E402
+from yarn_advisor.classifiers.readers.tasks_csv import COLUMNS, TaskCsvReader  # noqa: E402
 
 DATA = ROOT.parent / "shared" / "data"
 RECORDED = ROOT / "examples" / "jhist-mini"

@@ -15,7 +15,7 @@ Columns: short n / recall, long n / recall, long tasks called short (%), the
 short recall ceiling (short tasks whose user's stage had any history when
 they started) and the job-stage oracle (short recall / long called short of a
 rule told each job stage's share of short tasks; see
-``classifiers/eval_result.py``). Then the figures pooled per run and over
+``classifiers/evaluation/eval_result.py``). Then the figures pooled per run and over
 all four, the traces meeting both targets (short recall >= 87 %, long tasks
 called short <= 2 %) and those whose ceiling is under 87 %.
 
@@ -42,15 +42,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yarn_advisor.classifiers.eval_result import EvalResult, pooled, stage_oracle_at
-from yarn_advisor.classifiers.evaluate import evaluate_traces
-from yarn_advisor.classifiers.features import LEVEL_NAMES
-from yarn_advisor.classifiers.naive_bayes import (
+from yarn_advisor.classifiers.evaluation.eval_result import EvalResult, pooled, stage_oracle_at
+from yarn_advisor.classifiers.evaluation.evaluate import evaluate_traces
+from yarn_advisor.classifiers.model.features import LEVEL_NAMES
+from yarn_advisor.classifiers.model.naive_bayes import (
     SHAPE_LEVEL,
     NaiveBayesTaskClassifier,
     Prediction,
 )
-from yarn_advisor.classifiers.rumen import RumenTrace
+from yarn_advisor.classifiers.readers.rumen import RumenTrace
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TARGET_SHORT, TARGET_LCS = 0.87, 0.02

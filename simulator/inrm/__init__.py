@@ -25,7 +25,7 @@ from yarn_advisor.advisor.policies.haste.params import Params as HasteParams
 from yarn_advisor.advisor.policies.opera.params import Params as OperaParams
 from yarn_advisor.advisor.policies.prism.params import Params as PrismParams
 from yarn_advisor.advisor.settings import load_config
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
 from yarn_advisor.config.base import ConfigModel
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.inrm.anacrac import AnacracScheduler, derive_rules

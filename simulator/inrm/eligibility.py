@@ -4,7 +4,7 @@ OPERA's Task Classifier (section III-B) is a naive Bayes model over the
 hierarchical features {F}, {F,A}, {F,A,S}, {F,A,S,P}, ... learned online from
 finished tasks, and it calls a task with no history long. The in-RM scheduler
 uses the project's own implementation of it
-(:class:`~yarn_advisor.classifiers.naive_bayes.NaiveBayesTaskClassifier`,
+(:class:`~yarn_advisor.classifiers.model.naive_bayes.NaiveBayesTaskClassifier`,
 the one the sidecar's OPERA reads), fed what a real RM knows: each task's
 features when its container is allocated, its run time when it finishes, and
 censored evidence for tasks still running past the threshold. That is the
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from yarn_advisor.classifiers.features import (
+from yarn_advisor.classifiers.model.features import (
     UNKNOWN,
     TaskProps,
     app_identity,
@@ -29,7 +29,7 @@ from yarn_advisor.classifiers.features import (
     queue_leaf,
     size_bucket,
 )
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, RunningTask
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier, RunningTask
 from yarn_advisor.simulator.apps import (
     PRIORITY_AM,
     PRIORITY_FAST_FAIL_MAP,

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from yarn_advisor.classifiers.rumen import RumenJob, RumenTask, RumenTrace
+from yarn_advisor.classifiers.readers.rumen import RumenJob, RumenTask, RumenTrace
 from yarn_advisor.simulator.fields import WorkloadError
 from yarn_advisor.simulator.readers.common import (
     DEFAULT_OPTIONS,

@@ -24,8 +24,8 @@ from yarnmini import MiniCluster, SubmittedApp
 from yarn_advisor.advisor.classify import TaskClassifier
 from yarn_advisor.advisor.settings import load_config as load
 from yarn_advisor.advisor.wiring import build_sensor
-from yarn_advisor.classifiers.live import GroupPrediction
-from yarn_advisor.classifiers.naive_bayes import JOB_LEVEL
+from yarn_advisor.classifiers.model.live import GroupPrediction
+from yarn_advisor.classifiers.model.naive_bayes import JOB_LEVEL
 
 pytestmark = pytest.mark.cluster
 

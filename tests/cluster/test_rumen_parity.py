@@ -31,11 +31,11 @@ from yarnmini import MiniCluster, rumen_anonymize, rumen_trace
 
 from yarn_advisor.advisor.settings import load_config as load
 from yarn_advisor.advisor.wiring import build_sensor
-from yarn_advisor.classifiers.evaluate import EvalResult, evaluate_jobs, evaluate_traces
-from yarn_advisor.classifiers.features import LEVEL_NAMES
-from yarn_advisor.classifiers.live import LiveTaskClassifier
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
-from yarn_advisor.classifiers.rumen import RumenTrace
+from yarn_advisor.classifiers.evaluation.evaluate import EvalResult, evaluate_jobs, evaluate_traces
+from yarn_advisor.classifiers.model.features import LEVEL_NAMES
+from yarn_advisor.classifiers.model.live import LiveTaskClassifier
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.readers.rumen import RumenTrace
 
 pytestmark = pytest.mark.cluster
 

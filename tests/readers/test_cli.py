@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.classifiers.cli import register
-from yarn_advisor.classifiers.tasks_csv import COLUMNS
+from yarn_advisor.classifiers.evaluation.cli import register
+from yarn_advisor.classifiers.readers.tasks_csv import COLUMNS
 
 RUMEN_KEYS = {"trace", "threshold_s", "min_confidence", "min_support", "cycle_s", "short",
               "long", "confusion", "long_called_short", "cold_starts", "warm", "first_seen",

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from _counts import count_jhist
 
-from yarn_advisor.classifiers.jhist import JhistReader, read_jhist
-from yarn_advisor.classifiers.records import TraceJob, TraceTask
-from yarn_advisor.classifiers.sources import ReadReport
+from yarn_advisor.classifiers.readers.jhist import JhistReader, read_jhist
+from yarn_advisor.classifiers.readers.records import TraceJob, TraceTask
+from yarn_advisor.classifiers.readers.sources import ReadReport
 
 SLEEP_JOB = "job_1329348432655_0001-1329348443227-user-Sleep+job-1329348468601-10-1-SUCCEEDED-default.jhist"  # noqa: E501
 RUMEN_STATUS = {"SUCCEEDED": "SUCCESS", "FAILED": "FAILED", "KILLED": "KILLED"}
@@ -221,8 +221,8 @@ def test_truncated_binary_file(tmp_path: Path) -> None:
 
 
 def test_binary_events_decode_whole_and_filtered_alike() -> None:
-    from yarn_advisor.classifiers.avro_binary import AvroStream, compile_schema
-    from yarn_advisor.classifiers.jhist import _FIELDS
+    from yarn_advisor.classifiers.readers.avro_binary import AvroStream, compile_schema
+    from yarn_advisor.classifiers.readers.jhist import _FIELDS
 
     original = next(RECORDED.rglob("job_*_0001-*.jhist"))
     decoded = {}

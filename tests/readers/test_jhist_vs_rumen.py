@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 from yarnmini import MiniCluster, rumen_trace
 
-from yarn_advisor.classifiers.jhist import JhistReader
-from yarn_advisor.classifiers.records import TraceJob
-from yarn_advisor.classifiers.rumen import RumenTrace
+from yarn_advisor.classifiers.readers.jhist import JhistReader
+from yarn_advisor.classifiers.readers.records import TraceJob
+from yarn_advisor.classifiers.readers.rumen import RumenTrace
 
 # Hadoop 3.4's reader stops in this Hadoop 0.23.9 file after its first failed
 # attempt (the old event schema lacks fields the new one requires), so only

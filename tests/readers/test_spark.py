@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from _counts import count_spark, spark_compress, stage_sizes
 
-from yarn_advisor.classifiers.records import TraceJob
-from yarn_advisor.classifiers.sources import ReadReport
-from yarn_advisor.classifiers.spark import EventLog, SparkEventLogReader, read_event_log
+from yarn_advisor.classifiers.readers.records import TraceJob
+from yarn_advisor.classifiers.readers.sources import ReadReport
+from yarn_advisor.classifiers.readers.spark import EventLog, SparkEventLogReader, read_event_log
 
 RETRIES = "application_1516285256255_0012"  # failed attempts retried, 2 stages
 SPECULATIVE = "application_1628109047826_1317105"  # a speculative copy killed

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.classifiers.evaluate import evaluate_reader, evaluate_traces
-from yarn_advisor.classifiers.rumen import RumenTrace
-from yarn_advisor.classifiers.sources import SourceError
-from yarn_advisor.classifiers.tasks_csv import COLUMNS, TaskCsvReader
+from yarn_advisor.classifiers.evaluation.evaluate import evaluate_reader, evaluate_traces
+from yarn_advisor.classifiers.readers.rumen import RumenTrace
+from yarn_advisor.classifiers.readers.sources import SourceError
+from yarn_advisor.classifiers.readers.tasks_csv import COLUMNS, TaskCsvReader
 
 TRACES = ("distcache_case4_trace", "trace_7m")
 STATUS = {"SUCCESS": "SUCCEEDED", "": "SUCCEEDED", "FAILED": "FAILED", "KILLED": "KILLED"}

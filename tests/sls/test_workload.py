@@ -20,7 +20,7 @@ from workload import (
     write_trace,
 )
 
-from yarn_advisor.classifiers.rumen import read_trace
+from yarn_advisor.classifiers.readers.rumen import read_trace
 
 SMALL = TraceSpec(window_s=120, load=0.5,
                   sources=("hadoop-gridmix-system-traces/trace_3m.json.gz",

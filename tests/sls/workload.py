@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from yarn_advisor.classifiers.rumen import RumenJob, RumenTask, read_trace
+from yarn_advisor.classifiers.readers.rumen import RumenJob, RumenTask, read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
 DATA = Path(os.environ.get("YARN_ADVISOR_SHARED", ROOT.parent / "shared")) / "data"

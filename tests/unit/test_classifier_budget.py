@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.classifiers.budget import MIN_LONG, Budget, group_size
-from yarn_advisor.classifiers.checkpoint import CheckpointError
-from yarn_advisor.classifiers.features import TaskProps, features
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.model.budget import MIN_LONG, Budget, group_size
+from yarn_advisor.classifiers.model.checkpoint import CheckpointError
+from yarn_advisor.classifiers.model.features import TaskProps, features
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
 
 NEW_SIZE_P = (200 / (1 + 199 * 0.3) + 0.5) / (200 / (1 + 199 * 0.3) + 1)  # 0.884
 
@@ -87,7 +87,7 @@ def test_a_stage_that_ran_its_tasks_closes() -> None:
 
 def test_the_oldest_open_stage_goes_with_its_expected_tasks(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("yarn_advisor.classifiers.budget.MAX_OPEN", 2)
+    monkeypatch.setattr("yarn_advisor.classifiers.model.budget.MAX_OPEN", 2)
     b = Budget()
     for k, p_long in enumerate((0.1, 0.2, 0.4)):
         b.open(f"s{k}", p_long, 10)
@@ -146,7 +146,7 @@ def test_group_size_is_half_the_stage_bucket() -> None:
 
 
 def test_the_stages_called_are_a_bounded_memory(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("yarn_advisor.classifiers.budget.MAX_CALLED", 3)
+    monkeypatch.setattr("yarn_advisor.classifiers.model.budget.MAX_CALLED", 3)
     b = Budget()
     for k in range(5):
         b.called(f"s{k}")

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.classifiers.features import LEVEL_NAMES, TaskProps, features
-from yarn_advisor.classifiers.naive_bayes import (
+from yarn_advisor.classifiers.model.features import LEVEL_NAMES, TaskProps, features
+from yarn_advisor.classifiers.model.naive_bayes import (
     SHAPE_LEVEL,
     CheckpointError,
     NaiveBayesTaskClassifier,

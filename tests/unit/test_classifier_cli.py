@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.classifiers.cli import register
+from yarn_advisor.classifiers.evaluation.cli import register
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 TRACE = DATA / "hadoop-gridmix-system-traces" / "distcache_case4_trace.json.gz"

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.classifiers.eval_result import stage_oracle_at
-from yarn_advisor.classifiers.evaluate import (
+from yarn_advisor.classifiers.evaluation.eval_result import stage_oracle_at
+from yarn_advisor.classifiers.evaluation.evaluate import (
     _START,
     EvalResult,
     _events,
@@ -17,9 +17,13 @@ from yarn_advisor.classifiers.evaluate import (
     evaluate_jobs,
     evaluate_traces,
 )
-from yarn_advisor.classifiers.features import TaskProps, features
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
-from yarn_advisor.classifiers.rumen import RumenJob, RumenTask, RumenTrace
+from yarn_advisor.classifiers.model.features import TaskProps, features
+from yarn_advisor.classifiers.model.naive_bayes import (
+    NaiveBayesTaskClassifier,
+    Prediction,
+    RunningTask,
+)
+from yarn_advisor.classifiers.readers.rumen import RumenJob, RumenTask, RumenTrace
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 S = 1000

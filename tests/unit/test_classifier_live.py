@@ -16,8 +16,8 @@ from yarn_advisor.advisor.model import (
     Snapshot,
     Task,
 )
-from yarn_advisor.classifiers.live import LiveTaskClassifier
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.model.live import LiveTaskClassifier
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
 
 S = 1000
 T0 = 1_700_000_000_000

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from yarn_advisor.classifiers.features import TaskProps, features
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, RunningTask
+from yarn_advisor.classifiers.model.features import TaskProps, features
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier, RunningTask
 
 
 def f(app: str = "sort", stage: str = "MAP", progress: str = "0", *, user: str = "alice",
@@ -274,7 +274,7 @@ def test_extreme_counts_do_not_overflow() -> None:
 
 def test_job_rows_are_bounded_their_tasks_stay_in_the_shape(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("yarn_advisor.classifiers.naive_bayes.MAX_JOB_ROWS", 3)
+    monkeypatch.setattr("yarn_advisor.classifiers.model.naive_bayes.MAX_JOB_ROWS", 3)
     m = NaiveBayesTaskClassifier()
     for j in range(5):
         _short_tasks(m, 2, prefix=f"j{j}-", job=f"job_{j}")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.classifiers.rumen import RumenTrace, read_trace
+from yarn_advisor.classifiers.readers.rumen import RumenTrace, read_trace
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
 GRIDMIX = DATA / "hadoop-gridmix-system-traces"
@@ -121,8 +121,9 @@ def test_not_a_job_stream() -> None:
 
 
 def test_small_chunks_and_comments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("yarn_advisor.classifiers.rumen._CHUNK", 7)
-    monkeypatch.setattr("yarn_advisor.classifiers.rumen._PIECE", 3)  # objects span many reads
+    monkeypatch.setattr("yarn_advisor.classifiers.readers.rumen._CHUNK", 7)
+    # objects span many reads
+    monkeypatch.setattr("yarn_advisor.classifiers.readers.rumen._PIECE", 3)
     path = tmp_path / "t.json"
     path.write_text('// head\n{"jobID": "job_1", "mapTasks": []}\n/* mid */ {"jobID": "job_2"}\n')
     jobs, problem = read_trace(path)

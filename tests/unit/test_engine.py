@@ -18,7 +18,7 @@ from yarn_advisor.advisor.engine import (
 from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.policies import NO_READS, POLICIES, Policy, PolicyResult, Reads
 from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
-from yarn_advisor.classifiers.live import Predictions
+from yarn_advisor.classifiers.model.live import Predictions
 from yarn_advisor.config.base import ConfigModel
 from yarn_advisor.config.schema import PolicySection
 

@@ -26,11 +26,11 @@ from hypothesis import strategies as st
 
 from yarn_advisor.advisor.journal import Journal
 from yarn_advisor.advisor.settings import load_config
-from yarn_advisor.classifiers.jhist import JhistReader
-from yarn_advisor.classifiers.rumen import read_trace
-from yarn_advisor.classifiers.sources import SourceError
-from yarn_advisor.classifiers.spark import SparkEventLogReader
-from yarn_advisor.classifiers.tasks_csv import TaskCsvReader
+from yarn_advisor.classifiers.readers.jhist import JhistReader
+from yarn_advisor.classifiers.readers.rumen import read_trace
+from yarn_advisor.classifiers.readers.sources import SourceError
+from yarn_advisor.classifiers.readers.spark import SparkEventLogReader
+from yarn_advisor.classifiers.readers.tasks_csv import TaskCsvReader
 from yarn_advisor.config.base import ConfigError
 from yarn_advisor.connectors import jmx, mapreduce, rm
 from yarn_advisor.connectors.errors import ParseError

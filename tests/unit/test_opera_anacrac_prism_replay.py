@@ -16,8 +16,8 @@ from yarn_advisor.advisor.model import Snapshot
 from yarn_advisor.advisor.recommendation import Kind
 from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
 from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.classifiers.live import GroupPrediction, Predictions
-from yarn_advisor.classifiers.naive_bayes import Prediction
+from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
+from yarn_advisor.classifiers.model.naive_bayes import Prediction
 from yarn_advisor.connectors.replay import open_recording
 
 MINE = ("opera", "anacrac", "prism")

@@ -15,8 +15,8 @@ from yarn_advisor.advisor.policies import opera, prism
 from yarn_advisor.advisor.policies._base import Reads
 from yarn_advisor.advisor.policies.opera.inputs import memory_only, prediction_of
 from yarn_advisor.advisor.recommendation import Kind, Recommendation
-from yarn_advisor.classifiers.live import GroupPrediction, Predictions
-from yarn_advisor.classifiers.naive_bayes import Prediction
+from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
+from yarn_advisor.classifiers.model.naive_bayes import Prediction
 
 A, B = "application_1_0001", "application_1_0002"
 N1 = "n1:1"

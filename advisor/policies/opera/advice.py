@@ -33,7 +33,7 @@ from yarn_advisor.advisor.recommendation import (
     Kind,
     Recommendation,
 )
-from yarn_advisor.classifiers.live import Predictions
+from yarn_advisor.classifiers.model.live import Predictions
 
 
 def advise(snapshot: Snapshot, state: State, params: Params,

@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 from yarn_advisor.advisor.model import App, Container, Node, Snapshot
 from yarn_advisor.advisor.policies.opera.core import Task, Vec
-from yarn_advisor.classifiers.live import Predictions
+from yarn_advisor.classifiers.model.live import Predictions
 
 ACTIVE = frozenset({"RUNNING", "ACCEPTED"})
 INF = math.inf

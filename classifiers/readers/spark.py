@@ -5,7 +5,7 @@ One event log is one application attempt: a file of JSON lines
 or, with ``spark.eventLog.rolling.enabled``, a folder ``eventlog_v2_<app>``
 of ``events_<n>_<app>`` files read in order of ``n``. :class:`SparkEventLogReader`
 reads line by line and yields one
-:class:`~yarn_advisor.classifiers.records.TraceJob` per application, its
+:class:`~yarn_advisor.classifiers.readers.records.TraceJob` per application, its
 tasks in ``stage_tasks``, framework ``SPARK``:
 
 - identity: the application name (``spark.app.name``), its user and queue
@@ -32,7 +32,7 @@ tasks in ``stage_tasks``, framework ``SPARK``:
   ``1g`` when the environment was logged without it). vcores: the profile's
   or ``spark.executor.cores``, else the executors' ``Total Cores``. Unknown: -1.
 
-Tolerant as the other readers (see :mod:`~yarn_advisor.classifiers.sources`).
+Tolerant as the other readers (see :mod:`~yarn_advisor.classifiers.readers.sources`).
 Compressed logs: Spark's ``lz4`` and ``snappy`` codecs (decoded in pure
 Python, checked against logs compressed by lz4-java and snappy-java as Spark
 writes them), and gzip, bzip2, xz are read; ``zstd`` (Spark's event-log
@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from yarn_advisor.classifiers.records import (
+from yarn_advisor.classifiers.readers.records import (
     FAILED,
     KILLED,
     SUCCESS,
@@ -60,7 +60,7 @@ from yarn_advisor.classifiers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.sources import ReadReport, feed_lines, read_file
+from yarn_advisor.classifiers.readers.sources import ReadReport, feed_lines, read_file
 
 FRAMEWORK = "SPARK"
 ROLLING_PREFIX = "eventlog_v2_"

@@ -26,13 +26,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from yarn_advisor.advisor.model import App, MRJob, Snapshot, Task
-from yarn_advisor.classifiers.features import (
+from yarn_advisor.classifiers.model.features import (
     MR_PRIORITY_STAGE,
     features,
     props_for_request,
     props_from_live,
 )
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier, Prediction, RunningTask
+from yarn_advisor.classifiers.model.naive_bayes import (
+    NaiveBayesTaskClassifier,
+    Prediction,
+    RunningTask,
+)
 
 MAX_TASKS_REMEMBERED = 500_000
 MAX_PROGRESS_POINTS = 240  # per job: 2 h of 30 s cycles

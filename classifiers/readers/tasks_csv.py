@@ -20,7 +20,7 @@ The first line is the header. It must name these columns, in any order
 - ``status``: ``SUCCEEDED``, ``FAILED`` or ``KILLED`` (any case).
 
 A file may be gzip, bzip2 or xz compressed. A missing required column
-raises :class:`~yarn_advisor.classifiers.sources.SourceError` naming it; a
+raises :class:`~yarn_advisor.classifiers.readers.sources.SourceError` naming it; a
 row with a missing or invalid value is counted ``bad_row`` and skipped.
 Rows are grouped by job, so a file's tasks are held in memory (as compact
 records) until it is read whole.
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from yarn_advisor.classifiers.records import (
+from yarn_advisor.classifiers.readers.records import (
     FAILED,
     KILLED,
     MR_STAGES,
@@ -44,7 +44,7 @@ from yarn_advisor.classifiers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.sources import ReadReport, SourceError, read_file
+from yarn_advisor.classifiers.readers.sources import ReadReport, SourceError, read_file
 
 COLUMNS = ("job_id", "job_name", "user", "queue", "task_type", "start_ms", "finish_ms",
            "memory_mb", "vcores", "status")

@@ -5,7 +5,7 @@ What an operator has is the JobHistoryServer's done directory
 log and a ``<job id>_conf.xml``, in dated folders, many thousand of them.
 :class:`JhistReader` walks directories and files given, reads one file at a
 time line by line (a file is never held whole), and yields one
-:class:`~yarn_advisor.classifiers.records.TraceJob` per file, as the Rumen
+:class:`~yarn_advisor.classifiers.readers.records.TraceJob` per file, as the Rumen
 reader does per trace job, so the evaluation treats both alike:
 
 - identity: job name, user and queue (``JOB_SUBMITTED``; the leaf of the
@@ -29,11 +29,11 @@ reader does per trace job, so the evaluation treats both alike:
 
 Both encodings Hadoop writes are read: Avro JSON (Hadoop 2's default) and
 Avro binary (Hadoop 3's, ``mapreduce.jobhistory.jhist.format=binary``;
-decoded with the file's own schema by :mod:`~yarn_advisor.classifiers.avro_binary`).
+decoded with the file's own schema by :mod:`~yarn_advisor.classifiers.readers.avro_binary`).
 
 Tolerant: a garbled line, an event without a field it needs, an event type
 absent from the file's own schema, a file ending before its job's end event
-are counted in the :class:`~yarn_advisor.classifiers.sources.ReadReport`
+are counted in the :class:`~yarn_advisor.classifiers.readers.sources.ReadReport`
 and skipped. Read on the Hadoop 0.23, 2.0, 2.4 and 2.6 files of the shared
 data, and on Hadoop 3.4 files of the test cluster.
 """
@@ -49,8 +49,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import IO, Any
 
-from yarn_advisor.classifiers.avro_binary import AvroStream, Decoder, compile_schema
-from yarn_advisor.classifiers.records import (
+from yarn_advisor.classifiers.readers.avro_binary import AvroStream, Decoder, compile_schema
+from yarn_advisor.classifiers.readers.records import (
     FAILED,
     KILLED,
     MR_STAGES,
@@ -59,7 +59,7 @@ from yarn_advisor.classifiers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.sources import (
+from yarn_advisor.classifiers.readers.sources import (
     READ_ERRORS,
     ReadReport,
     damage_of,

@@ -1,7 +1,7 @@
 """What the trace readers share: the read report, opening (compressed) files, walking paths.
 
 Every reader (JobHistory, Spark event logs, task CSV) takes the paths an
-operator gives, yields :class:`~yarn_advisor.classifiers.records.TraceJob`
+operator gives, yields :class:`~yarn_advisor.classifiers.readers.records.TraceJob`
 records one at a time, and counts what it could not use in a
 :class:`ReadReport` instead of raising: a bad record is skipped, counted by
 kind, and the first few are described with their file. Only an input that
@@ -10,7 +10,7 @@ cannot be this format at all (a CSV without a required column) raises
 
 Compression is recognised by content, not name: gzip, bzip2 and xz are read
 with the standard library; Spark's ``lz4`` and ``snappy`` event-log codecs by
-:mod:`~yarn_advisor.classifiers.spark_codecs` (pure Python). Spark's ``zstd``
+:mod:`~yarn_advisor.classifiers.readers.spark_codecs` (pure Python). Spark's ``zstd``
 (its event-log default in recent versions) and ``lzf``, and the framed Snappy
 format, need libraries this package does not depend on: such a file is
 counted ``unsupported_file`` with its codec named, never misread.
@@ -27,8 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol, TypeVar
 
-from yarn_advisor.classifiers.records import TraceJob
-from yarn_advisor.classifiers.spark_codecs import open_lz4, open_snappy
+from yarn_advisor.classifiers.readers.records import TraceJob
+from yarn_advisor.classifiers.readers.spark_codecs import open_lz4, open_snappy
 
 MAX_PROBLEMS = 20
 # Damage: records or files skipped because they are broken or unreadable.

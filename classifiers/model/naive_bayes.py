@@ -1,10 +1,10 @@
 """Online short/long task classifier (OPERA Eq. 2-3, reworked for production clusters).
 
-The levels of :mod:`~yarn_advisor.classifiers.features` are nested: user (in
+The levels of :mod:`~yarn_advisor.classifiers.model.features` are nested: user (in
 its queue) > application > its reduce group (the shapes with one number of
 reduces) > shape (size and memory) > the job itself, and the job's progress
 refines reduces. P(short) of a task is the hierarchical back-off estimate of
-:mod:`~yarn_advisor.classifiers.backoff`: a Beta prior walked down that
+:mod:`~yarn_advisor.classifiers.model.backoff`: a Beta prior walked down that
 chain, each task counted once, a shape handing its reduce group its
 *effective* number of tasks ``n / (1 + (n - 1) rho)`` (``shape_correlation``
 rho = 0.3: 200 maps of one shape weigh as 3.3 tasks for a job of another
@@ -108,7 +108,7 @@ One exception, for a cluster where most tasks are long: ``low-confidence``
 does not apply to a task with ``relaxed_confidence`` (0.85) <= P(short) <
 0.9 while the long tasks learned, times ``relaxed_budget`` (1 %), cover the
 long tasks already called short and those expected of the job stages called
-so (:mod:`~yarn_advisor.classifiers.budget`); it is called short with the
+so (:mod:`~yarn_advisor.classifiers.model.budget`); it is called short with the
 reason ``short-within-budget``. The constraint is on the share of *long*
 tasks called short, and each long task learned widens what it allows, which
 a fixed confidence ignores; the largest group it frees is a user's job of a
@@ -157,11 +157,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from yarn_advisor.classifiers import backoff, checkpoint
-from yarn_advisor.classifiers.backoff import Row, Structure
-from yarn_advisor.classifiers.budget import MIN_LONG, Budget, group_size
-from yarn_advisor.classifiers.checkpoint import FORMAT, VERSION, CheckpointError, validate
-from yarn_advisor.classifiers.features import LEVEL_NAMES, LEVEL_NAMES_BEFORE_R, reduce_group_of
+from yarn_advisor.classifiers.model import backoff, checkpoint
+from yarn_advisor.classifiers.model.backoff import Row, Structure
+from yarn_advisor.classifiers.model.budget import MIN_LONG, Budget, group_size
+from yarn_advisor.classifiers.model.checkpoint import FORMAT, VERSION, CheckpointError, validate
+from yarn_advisor.classifiers.model.features import (
+    LEVEL_NAMES,
+    LEVEL_NAMES_BEFORE_R,
+    reduce_group_of,
+)
 
 __all__ = ["CheckpointError", "NaiveBayesTaskClassifier", "Prediction", "load_or_fresh"]
 

@@ -1,6 +1,6 @@
 """The hierarchical back-off estimate of P(short) over the nested levels.
 
-The levels of :mod:`~yarn_advisor.classifiers.features` form a main chain,
+The levels of :mod:`~yarn_advisor.classifiers.model.features` form a main chain,
 coarse to fine (the cluster's stage > the user > the application > its
 reduce group > its shape > the job itself), and side branches that refine one level of it. Every
 feature's row holds ``[short, long, tasks, short tasks]``: the numbers of
@@ -32,7 +32,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from yarn_advisor.classifiers.features import LEVEL_NAMES, LEVELS
+from yarn_advisor.classifiers.model.features import LEVEL_NAMES, LEVELS
 
 Row = list[float]  # [short, long, tasks, short tasks]: see the module docstring
 

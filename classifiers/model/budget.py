@@ -36,7 +36,7 @@ MAX_OPEN = 1_024  # job stages called under the rule and not yet learned
 
 class Budget:
     """Long tasks called short, realized and expected, by job stage (its
-    :data:`~yarn_advisor.classifiers.naive_bayes.JOB_LEVEL` feature)."""
+    :data:`~yarn_advisor.classifiers.model.naive_bayes.JOB_LEVEL` feature)."""
 
     def __init__(self) -> None:
         self.long_called_short = 0  # long tasks learned of job stages called short

@@ -3,7 +3,7 @@
 ``classifiers.cli.register(subparsers)`` adds the subcommand to the main CLI.
 The history is one of: Rumen traces (``--rumen``), JobHistory ``.jhist``
 files or done directories (``--jhist``), Spark event logs (``--spark-events``),
-or a task CSV (``--tasks``, columns in :mod:`~yarn_advisor.classifiers.tasks_csv`).
+or a task CSV (``--tasks``, columns in :mod:`~yarn_advisor.classifiers.readers.tasks_csv`).
 ``--rename-jobs`` evaluates the history as if every job carried one name
 (what a production cluster with anonymized job names looks like);
 several ``--rumen`` traces are learned across, in the order given or, with
@@ -23,13 +23,13 @@ import json
 import sys
 from typing import Any
 
-from yarn_advisor.classifiers.eval_result import CLASSES, ORACLE_SHARE, EvalResult
-from yarn_advisor.classifiers.evaluate import evaluate_reader, evaluate_traces
-from yarn_advisor.classifiers.jhist import JhistReader
-from yarn_advisor.classifiers.naive_bayes import NaiveBayesTaskClassifier
-from yarn_advisor.classifiers.sources import JobReader, SourceError
-from yarn_advisor.classifiers.spark import SparkEventLogReader
-from yarn_advisor.classifiers.tasks_csv import TaskCsvReader
+from yarn_advisor.classifiers.evaluation.eval_result import CLASSES, ORACLE_SHARE, EvalResult
+from yarn_advisor.classifiers.evaluation.evaluate import evaluate_reader, evaluate_traces
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.readers.jhist import JhistReader
+from yarn_advisor.classifiers.readers.sources import JobReader, SourceError
+from yarn_advisor.classifiers.readers.spark import SparkEventLogReader
+from yarn_advisor.classifiers.readers.tasks_csv import TaskCsvReader
 
 TARGET_LONG_CALLED_SHORT = 0.02
 # Model parameters --set may change (the rest have their own options).

@@ -10,7 +10,7 @@ does not raise: iteration stops after the last complete job and
 :attr:`RumenTrace.problem` says where and why (the caller decides whether a
 partial trace is acceptable). Times are epoch milliseconds; ``-1`` means
 unknown, as in Rumen itself. The records are those of every reader
-(:mod:`~yarn_advisor.classifiers.records`), under their Rumen names.
+(:mod:`~yarn_advisor.classifiers.readers.records`), under their Rumen names.
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
-from yarn_advisor.classifiers.records import TraceAttempt as RumenAttempt
-from yarn_advisor.classifiers.records import TraceJob as RumenJob
-from yarn_advisor.classifiers.records import TraceTask as RumenTask
+from yarn_advisor.classifiers.readers.records import TraceAttempt as RumenAttempt
+from yarn_advisor.classifiers.readers.records import TraceJob as RumenJob
+from yarn_advisor.classifiers.readers.records import TraceTask as RumenTask
 
 __all__ = [
     "RumenAttempt", "RumenJob", "RumenTask", "RumenTrace",

@@ -13,7 +13,7 @@ of maps and reduces and id, the stage, the share of the job's maps finished
 by the cycle (and, for a reduce, whether some maps have not started; unknown
 for a job of another framework, such as a Spark application), the memory
 asked. Tasks are timed from their launch
-(:attr:`~yarn_advisor.classifiers.records.TraceTask.launch_ms`).
+(:attr:`~yarn_advisor.classifiers.readers.records.TraceTask.launch_ms`).
 SETUP/CLEANUP tasks are left out: on YARN they run inside the MapReduce AM,
 not in containers the advisor could place. A task that failed or was killed
 is not learned at its end, as live (its run time is not its length); it is
@@ -37,14 +37,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from yarn_advisor.classifiers.eval_result import (
+from yarn_advisor.classifiers.evaluation.eval_result import (
     CLASSES,
     DEFAULT_CYCLE_MS,
     ORACLE_SHARE,
     EvalResult,
     pooled,
 )
-from yarn_advisor.classifiers.features import (
+from yarn_advisor.classifiers.model.features import (
     LEVEL_NAMES,
     UNKNOWN,
     TaskProps,
@@ -56,14 +56,14 @@ from yarn_advisor.classifiers.features import (
     queue_leaf,
     size_bucket,
 )
-from yarn_advisor.classifiers.naive_bayes import (
+from yarn_advisor.classifiers.model.naive_bayes import (
     JOB_LEVEL,
     SHAPE_LEVEL,
     NaiveBayesTaskClassifier,
 )
-from yarn_advisor.classifiers.records import MAPREDUCE, TraceJob
-from yarn_advisor.classifiers.rumen import RumenTrace
-from yarn_advisor.classifiers.sources import JobReader
+from yarn_advisor.classifiers.readers.records import MAPREDUCE, TraceJob
+from yarn_advisor.classifiers.readers.rumen import RumenTrace
+from yarn_advisor.classifiers.readers.sources import JobReader
 
 __all__ = ["CLASSES", "EvalResult", "evaluate_jobs", "evaluate_reader", "evaluate_traces",
            "pooled"]

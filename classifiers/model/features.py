@@ -33,7 +33,7 @@ the main chain ``{F,S,Q,U} > {F,S,Q,U,A} > {F,S,Q,U,A,R,D} > {F,S,Q,U,A,Z,D}
 > {J,S}`` (the user's stage in its queue > the application > its reduce group
 > its shape > the job itself)
 and one side branch ``{F,S,Q,U,A,P}`` refining a reduce by its job's
-progress. The model (:mod:`~yarn_advisor.classifiers.naive_bayes`) backs off
+progress. The model (:mod:`~yarn_advisor.classifiers.model.naive_bayes`) backs off
 along them; what each adds, measured, is in its docstring. A feature is the
 level's name and values joined in one string
 (``F,S,Q,U=MAPREDUCE|MAP|etl|alice``). Live, every property comes from what
