@@ -22,8 +22,8 @@ from typing import Any
 import responses
 import yaml
 
-from yarn_advisor.advisor.settings import load_config
-from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.loop.wiring import build_sensor
 
 RECORDED = (Path(__file__).resolve().parents[1] / "examples" / "recordings" / "mini-hetero"
             / "cycle-0020.yaml")

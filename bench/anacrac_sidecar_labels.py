@@ -27,7 +27,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.simulator.inrm.anacrac import derive_rules
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.sidecar import run_sidecar

@@ -19,9 +19,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from yarn_advisor.advisor.actuator import Actuator
-from yarn_advisor.advisor.journal import Journal
-from yarn_advisor.advisor.model import (
+from yarn_advisor.advisor.act.actuator import Actuator
+from yarn_advisor.advisor.act.journal import Journal
+from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.snapshot import (
     App,
     ClusterInfo,
     ClusterMetrics,
@@ -29,7 +30,6 @@ from yarn_advisor.advisor.model import (
     Resources,
     Snapshot,
 )
-from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
 from yarn_advisor.config.schema import ActuatorSettings
 
 SIZES = (1_000, 5_000, 10_000, 20_000, 40_000, 44_243)

@@ -27,7 +27,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yarn_advisor.advisor.model import (
+from yarn_advisor.advisor.model.snapshot import (
     App,
     ClusterInfo,
     ClusterMetrics,

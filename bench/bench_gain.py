@@ -55,13 +55,13 @@ sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
 from yarnmini import MiniCluster, SubmittedApp  # noqa: E402
 
-from yarn_advisor.advisor.daemon import Advisor  # noqa: E402
-from yarn_advisor.advisor.recommendation import Kind  # noqa: E402
-from yarn_advisor.advisor.rollback import DONE, rollback, select  # noqa: E402
-from yarn_advisor.advisor.settings import load_config as load  # noqa: E402
-from yarn_advisor.advisor.wiring import build_live_advisor  # noqa: E402
+from yarn_advisor.advisor.cli.rollback import DONE, rollback, select  # noqa: E402
+from yarn_advisor.advisor.engine.settings import load_config as load  # noqa: E402
+from yarn_advisor.advisor.loop.daemon import Advisor  # noqa: E402
+from yarn_advisor.advisor.loop.wiring import build_live_advisor  # noqa: E402
+from yarn_advisor.advisor.model.recommendation import Kind  # noqa: E402
 from yarn_advisor.config.schema import AdvisorConfig  # noqa: E402
-from yarn_advisor.connectors.rm_write import RMWriter, lever  # noqa: E402
+from yarn_advisor.connectors.rm.write import RMWriter, lever  # noqa: E402
 
 TOTAL_MB = 9216
 OVERCOMMIT = 1.5

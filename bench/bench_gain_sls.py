@@ -52,13 +52,13 @@ from slsrun import SlsCluster  # noqa: E402
 from slswatch import Sampler, figures  # noqa: E402
 from workload import TraceSpec, build_trace, make_nodes, summary_dict  # noqa: E402
 
-from yarn_advisor.advisor.actuator import journal_path, open_journal  # noqa: E402
+from yarn_advisor.advisor.act.actuator import journal_path, open_journal  # noqa: E402
+from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor  # noqa: E402
+from yarn_advisor.advisor.model.recommendation import Kind  # noqa: E402
 from yarn_advisor.advisor.policies import params_models  # noqa: E402
-from yarn_advisor.advisor.recommendation import Kind  # noqa: E402
-from yarn_advisor.advisor.wiring import build_advisor, build_sensor  # noqa: E402
 from yarn_advisor.config.schema import AdvisorConfig, load  # noqa: E402
 from yarn_advisor.connectors.errors import ConnectorError  # noqa: E402
-from yarn_advisor.connectors.rm_write import RMWriter, lever  # noqa: E402
+from yarn_advisor.connectors.rm.write import RMWriter, lever  # noqa: E402
 
 CONFIG = ROOT / "examples" / "sls-gain.yaml"
 KILL_LIKE = (Kind.KILL_APP, Kind.SIGNAL_CONTAINER)

@@ -35,11 +35,11 @@ from typing import Any
 
 from _sensor_fetch import sensor_fetch
 
-from yarn_advisor.advisor.gcpause import paused_gc
-from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.snapshot import build_snapshot
-from yarn_advisor.connectors import parse_rm
+from yarn_advisor.advisor.model.assemble import build_snapshot
+from yarn_advisor.advisor.model.gcpause import paused_gc
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.connectors.lean_json import LeanDecoder, RawJSON, decode_json
+from yarn_advisor.connectors.rm import parse as parse_rm
 
 CONTAINERS_PER_APP = 20  # apps = nodes / 2, so 10 containers per node
 RUNS = 5

@@ -50,8 +50,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _sensor_fetch import sensor_fetch
 from bench_parse import parse_and_build, synthetic_bodies
 
-from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
-from yarn_advisor.advisor.model import (
+from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, decide
+from yarn_advisor.advisor.model.assemble import build_snapshot
+from yarn_advisor.advisor.model.snapshot import (
     App,
     ClusterInfo,
     ClusterMetrics,
@@ -68,7 +69,6 @@ from yarn_advisor.advisor.model import (
     Task,
 )
 from yarn_advisor.advisor.policies import POLICIES
-from yarn_advisor.advisor.snapshot import build_snapshot
 from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
 from yarn_advisor.classifiers.model.naive_bayes import Prediction
 from yarn_advisor.config.schema import PolicySection

@@ -51,7 +51,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.cli import MIN_GAIN, recovered
 from yarn_advisor.simulator.inrm import build_scheduler, run_with

@@ -27,7 +27,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.sidecar import run_sidecar

@@ -42,8 +42,8 @@ from slsrun import SlsCluster  # noqa: E402
 from slswatch import Sampler, figures, utilization_profile  # noqa: E402
 from workload import TraceSpec, summary_dict  # noqa: E402
 
-from yarn_advisor.advisor.daemon import Sensor  # noqa: E402
-from yarn_advisor.advisor.wiring import build_sensor  # noqa: E402
+from yarn_advisor.advisor.loop.daemon import Sensor  # noqa: E402
+from yarn_advisor.advisor.loop.wiring import build_sensor  # noqa: E402
 from yarn_advisor.config.schema import load  # noqa: E402
 
 QUIET_S = 10.0  # JVM CPU measured this long before each cycle, as its baseline

@@ -35,10 +35,10 @@ from typing import Any
 
 import numpy as np
 
-from yarn_advisor.advisor.actuator import BLOCKED_LINES_PER_CYCLE
-from yarn_advisor.advisor.journal import Journal
-from yarn_advisor.advisor.replaying import replay_advisor
-from yarn_advisor.advisor.settings import load_config, with_overrides
+from yarn_advisor.advisor.act.actuator import BLOCKED_LINES_PER_CYCLE
+from yarn_advisor.advisor.act.journal import Journal
+from yarn_advisor.advisor.engine.settings import load_config, with_overrides
+from yarn_advisor.advisor.loop.replaying import replay_advisor
 from yarn_advisor.connectors.replay import open_recording, replaying
 
 ROOT = Path(__file__).resolve().parents[1]

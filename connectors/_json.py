@@ -17,7 +17,7 @@ import math
 from functools import lru_cache
 from typing import Any
 
-from yarn_advisor.advisor.model import ZERO, Resources
+from yarn_advisor.advisor.model.snapshot import ZERO, Resources
 from yarn_advisor.connectors.errors import ParseError
 from yarn_advisor.connectors.lean_json import materialized
 

@@ -14,7 +14,7 @@ cycle; nothing below it is allowed to escape as a ``requests`` exception::
      │    └── NotLeaderError   a write fenced on leadership this advisor lost
      └── ZooKeeperAuthError    SASL refused, or a ZooKeeper ACL denies us
 
-ZooKeeper (connectors/zookeeper.py) maps onto the same tree: no server or no
+ZooKeeper (connectors/zookeeper/election.py) maps onto the same tree: no server or no
 quorum, a lost connection or an expired session is UnavailableError; a
 corrupt or incompatible stored state is ParseError.
 """

@@ -29,7 +29,7 @@ from typing import Any, TypedDict
 import msgspec
 import pydantic_core
 
-from yarn_advisor.advisor.gcpause import paused_gc
+from yarn_advisor.advisor.model.gcpause import paused_gc
 from yarn_advisor.connectors.errors import ParseError, one_line, redact_url
 
 

@@ -33,8 +33,8 @@ sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
 from yarnmini import MiniCluster  # noqa: E402
 
-from yarn_advisor.advisor.settings import load_config  # noqa: E402
-from yarn_advisor.advisor.wiring import build_sensor, http_client  # noqa: E402
+from yarn_advisor.advisor.engine.settings import load_config  # noqa: E402
+from yarn_advisor.advisor.loop.wiring import build_sensor, http_client  # noqa: E402
 from yarn_advisor.connectors.replay import CycleRecorder  # noqa: E402
 
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
 from yarnmini import MiniCluster, SubmittedApp  # noqa: E402
 
-from yarn_advisor.advisor.cli import main as advisor_main  # noqa: E402
+from yarn_advisor.advisor.cli.main import main as advisor_main  # noqa: E402
 
 # (delay before submit in s, kind, arguments): several queues, different
 # container sizes and map/reduce counts, a distributed-shell app, a job

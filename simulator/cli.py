@@ -33,7 +33,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.config.base import ConfigError
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.fields import WorkloadError

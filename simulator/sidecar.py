@@ -22,11 +22,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.report import CycleReport
-from yarn_advisor.advisor.sense import SourceStat
-from yarn_advisor.advisor.settings import load_config, with_overrides
-from yarn_advisor.advisor.wiring import build_advisor
+from yarn_advisor.advisor.engine.settings import load_config, with_overrides
+from yarn_advisor.advisor.loop.report import CycleReport
+from yarn_advisor.advisor.loop.sense import SourceStat
+from yarn_advisor.advisor.loop.wiring import build_advisor
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.schedulers.base import Scheduler

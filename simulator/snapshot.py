@@ -25,7 +25,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
-from yarn_advisor.advisor.model import (
+from yarn_advisor.advisor.model.assemble import build_snapshot
+from yarn_advisor.advisor.model.snapshot import (
     App,
     ClusterInfo,
     ClusterMetrics,
@@ -41,7 +42,6 @@ from yarn_advisor.advisor.model import (
     Snapshot,
     Task,
 )
-from yarn_advisor.advisor.snapshot import build_snapshot
 from yarn_advisor.simulator.apps import AM, SimApp, SimContainer, SimTask
 from yarn_advisor.simulator.cluster import SimNode
 from yarn_advisor.simulator.schedulers.base import QueueView

@@ -1,6 +1,6 @@
 """The actuator's ``Writer`` for the simulated RM: the same levers, the same shapes.
 
-:class:`SimWriter` implements ``yarn_advisor.advisor.journal.Writer``
+:class:`SimWriter` implements ``yarn_advisor.advisor.act.journal.Writer``
 (``ensure_active``, ``read``, ``apply``) with the semantics of
 ``connectors.rm_write.RMWriter``: every lever reads the target's value in the
 lever's JSON shape, sends nothing when it already holds the desired value
@@ -46,9 +46,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from yarn_advisor.advisor.recommendation import Kind
+from yarn_advisor.advisor.model.recommendation import Kind
 from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError
-from yarn_advisor.connectors.rm_write import (
+from yarn_advisor.connectors.rm.write import (
     SIGNALS,
     WriteOutcome,
     conf_key,

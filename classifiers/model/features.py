@@ -50,7 +50,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
-from yarn_advisor.advisor.model import App, MRJob, ResourceRequest, Task
+from yarn_advisor.advisor.model.snapshot import App, MRJob, ResourceRequest, Task
 
 UNKNOWN = "?"
 

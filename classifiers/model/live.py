@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from yarn_advisor.advisor.model import App, MRJob, Snapshot, Task
+from yarn_advisor.advisor.model.snapshot import App, MRJob, Snapshot, Task
 from yarn_advisor.classifiers.model.features import (
     MR_PRIORITY_STAGE,
     features,

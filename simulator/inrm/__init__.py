@@ -20,11 +20,11 @@ from __future__ import annotations
 
 from typing import TypeVar
 
+from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.policies.anacrac.params import Params as AnacracParams
 from yarn_advisor.advisor.policies.haste.params import Params as HasteParams
 from yarn_advisor.advisor.policies.opera.params import Params as OperaParams
 from yarn_advisor.advisor.policies.prism.params import Params as PrismParams
-from yarn_advisor.advisor.settings import load_config
 from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
 from yarn_advisor.config.base import ConfigModel
 from yarn_advisor.config.schema import AdvisorConfig

@@ -15,8 +15,8 @@ sys.path[:0] = [str(HERE), str(HERE.parent / "minicluster")]
 
 from chaos_rigs import install_writing_decide  # noqa: E402
 
-from yarn_advisor.advisor.settings import load_config  # noqa: E402
-from yarn_advisor.advisor.wiring import build_live_advisor  # noqa: E402
+from yarn_advisor.advisor.engine.settings import load_config  # noqa: E402
+from yarn_advisor.advisor.loop.wiring import build_live_advisor  # noqa: E402
 
 
 def main() -> None:

@@ -27,16 +27,16 @@ from typing import Any
 
 from yarnmini import MiniCluster, classpath
 
-from yarn_advisor.advisor import daemon
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.engine import Decision
-from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
-from yarn_advisor.advisor.report import CycleReport
-from yarn_advisor.advisor.settings import load_config
-from yarn_advisor.advisor.wiring import build_live_advisor, build_sensor
+from yarn_advisor.advisor.engine.decide import Decision
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.loop import daemon
+from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.advisor.loop.report import CycleReport
+from yarn_advisor.advisor.loop.wiring import build_live_advisor, build_sensor
+from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import AdvisorConfig
-from yarn_advisor.connectors.rm_write import RMWriter
+from yarn_advisor.connectors.rm.write import RMWriter
 
 DELAY = "yarn.scheduler.capacity.node-locality-delay"
 TOGGLE = ("30", "50")

@@ -28,11 +28,11 @@ from chaos_rigs import (
 )
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor import daemon
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.journal import Phase
-from yarn_advisor.advisor.rollback import rollback, select
-from yarn_advisor.connectors.rm_write import RMWriter
+from yarn_advisor.advisor.act.journal import Phase
+from yarn_advisor.advisor.cli.rollback import rollback, select
+from yarn_advisor.advisor.loop import daemon
+from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.connectors.rm.write import RMWriter
 
 pytestmark = pytest.mark.cluster
 

@@ -28,8 +28,8 @@ from chaos_rigs import (
 )
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor import daemon
-from yarn_advisor.advisor.rollback import rollback, select
+from yarn_advisor.advisor.cli.rollback import rollback, select
+from yarn_advisor.advisor.loop import daemon
 
 pytestmark = pytest.mark.cluster
 

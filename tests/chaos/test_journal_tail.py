@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from yarn_advisor.advisor.cli import main
-from yarn_advisor.advisor.journal import Entry, Journal, Phase
-from yarn_advisor.advisor.recommendation import Kind
+from yarn_advisor.advisor.act.journal import Entry, Journal, Phase
+from yarn_advisor.advisor.cli.main import main
+from yarn_advisor.advisor.model.recommendation import Kind
 
 TORN = b'{"id": "b", "phase": "intent", "kind": "set_app_pri'
 

@@ -25,8 +25,8 @@ import yaml
 from chaos_rigs import DELAY, ORIGINAL_DELAY, chaos_raw, restore_delay, scheduler_delay
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor.cli import main as cli
-from yarn_advisor.advisor.journal import Journal, Phase
+from yarn_advisor.advisor.act.journal import Journal, Phase
+from yarn_advisor.advisor.cli.main import main as cli
 
 pytestmark = pytest.mark.cluster
 HERE = Path(__file__).resolve().parent

@@ -28,9 +28,9 @@ from chaos_rigs import (
 )
 from yarnmini import NM_CLASS, RM_CLASS, MiniCluster
 
-from yarn_advisor.advisor import daemon
-from yarn_advisor.advisor.journal import Phase
-from yarn_advisor.advisor.recommendation import Target
+from yarn_advisor.advisor.act.journal import Phase
+from yarn_advisor.advisor.loop import daemon
+from yarn_advisor.advisor.model.recommendation import Target
 
 pytestmark = pytest.mark.cluster
 NODES = 2

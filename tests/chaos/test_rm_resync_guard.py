@@ -9,10 +9,16 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from yarn_advisor.advisor.actuator import RESYNC_S, Actuator
-from yarn_advisor.advisor.journal import Journal
-from yarn_advisor.advisor.model import ClusterInfo, ClusterMetrics, Node, Resources, Snapshot
-from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.act.actuator import RESYNC_S, Actuator
+from yarn_advisor.advisor.act.journal import Journal
+from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.snapshot import (
+    ClusterInfo,
+    ClusterMetrics,
+    Node,
+    Resources,
+    Snapshot,
+)
 from yarn_advisor.config.schema import ActuatorSettings
 
 T0 = 1_700_000_000.0

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from yarn_advisor.advisor.actuator import Actuator, build_actuator
-from yarn_advisor.advisor.journal import Journal
-from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.act.actuator import Actuator, build_actuator
+from yarn_advisor.advisor.act.journal import Journal
+from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
 from yarn_advisor.config.schema import AdvisorConfig
-from yarn_advisor.connectors.rm import RMClient
-from yarn_advisor.connectors.rm_write import RMWriter
+from yarn_advisor.connectors.rm.client import RMClient
+from yarn_advisor.connectors.rm.write import RMWriter
 
 
 def rec(kind: str, target: str, value: Any, previous: Any = None, policy: str = "test",

@@ -21,9 +21,9 @@ import uuid
 import pytest
 from yarnmini import MiniCluster, SubmittedApp
 
-from yarn_advisor.advisor.classify import TaskClassifier
-from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.advisor.engine.classify import TaskClassifier
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.wiring import build_sensor
 from yarn_advisor.classifiers.model.live import GroupPrediction
 from yarn_advisor.classifiers.model.naive_bayes import JOB_LEVEL
 

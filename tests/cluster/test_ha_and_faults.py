@@ -8,9 +8,9 @@ import time
 import pytest
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.advisor.wiring import build_advisor, build_sensor
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor
 from yarn_advisor.connectors.errors import StandbyError
 
 pytestmark = pytest.mark.cluster

@@ -12,10 +12,10 @@ from typing import Any, TypeVar
 import pytest
 from yarnmini import MiniCluster, SubmittedApp
 
-from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.sense import LiveSensor
-from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.sense import LiveSensor
+from yarn_advisor.advisor.loop.wiring import build_sensor
+from yarn_advisor.advisor.model.snapshot import Snapshot
 
 pytestmark = pytest.mark.cluster
 T = TypeVar("T")

@@ -14,11 +14,11 @@ import yaml
 from _cluster_writes import actuator_for, rec, records
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor.actuator import Actuator
-from yarn_advisor.advisor.rollback import register
-from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.advisor.wiring import build_sensor
-from yarn_advisor.connectors.rm_write import RMWriter
+from yarn_advisor.advisor.act.actuator import Actuator
+from yarn_advisor.advisor.cli.rollback import register
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.wiring import build_sensor
+from yarn_advisor.connectors.rm.write import RMWriter
 
 pytestmark = pytest.mark.cluster
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}

@@ -29,8 +29,8 @@ from pathlib import Path
 import pytest
 from yarnmini import MiniCluster, rumen_anonymize, rumen_trace
 
-from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.wiring import build_sensor
 from yarn_advisor.classifiers.evaluation.evaluate import EvalResult, evaluate_jobs, evaluate_traces
 from yarn_advisor.classifiers.model.features import LEVEL_NAMES
 from yarn_advisor.classifiers.model.live import LiveTaskClassifier

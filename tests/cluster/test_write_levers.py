@@ -20,11 +20,11 @@ import pytest
 from _cluster_writes import actuator_for, rec, records
 from yarnmini import MiniCluster, SubmittedApp
 
-from yarn_advisor.advisor.actuator import Actuator
-from yarn_advisor.advisor.journal import Entry
-from yarn_advisor.advisor.rollback import rollback, select
-from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.advisor.wiring import build_sensor
+from yarn_advisor.advisor.act.actuator import Actuator
+from yarn_advisor.advisor.act.journal import Entry
+from yarn_advisor.advisor.cli.rollback import rollback, select
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.wiring import build_sensor
 
 pytestmark = pytest.mark.cluster
 T = TypeVar("T")

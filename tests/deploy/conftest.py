@@ -62,7 +62,7 @@ class RunningAdvisor:
 def start_advisor(workdir: Path, args: list[str]) -> RunningAdvisor:
     """``yarn-advisor run ARGS --port 0`` in ``workdir``; waits for its HTTP port."""
     log = workdir / "advisor.log"
-    cmd = [sys.executable, "-c", "from yarn_advisor.advisor.cli import main; "
+    cmd = [sys.executable, "-c", "from yarn_advisor.advisor.cli.main import main; "
            "raise SystemExit(main())", "run", *args, "--port", "0"]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=workdir, stdout=out, stderr=subprocess.STDOUT,

@@ -22,7 +22,7 @@ import pytest
 import yaml
 from conftest import CHART, ROOT, tool
 
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.engine.settings import load_config
 
 K8S_VERSION = "1.30.0"
 FULL_VALUES = Path(__file__).with_name("values-full.yaml")

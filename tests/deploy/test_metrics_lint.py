@@ -10,9 +10,9 @@ from conftest import ROOT, tool
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-from yarn_advisor.advisor.metrics import AdvisorCollector, BuildInfo
-from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
+from yarn_advisor.advisor.observe.metrics import AdvisorCollector, BuildInfo
 from yarn_advisor.connectors.replay import open_recording
 
 

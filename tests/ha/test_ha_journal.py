@@ -1,4 +1,4 @@
-"""Every advisor's journal in one read (advisor/ha_journal.py), without ZooKeeper or RM.
+"""Every advisor's journal in one read (advisor/ha/journals.py), without ZooKeeper or RM.
 
 Two advisors' journals are written by the Journal class itself, their lines
 interleaved in time as a failover leaves them; rollback's selection must see
@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from yarn_advisor.advisor.ha_journal import every_journal
-from yarn_advisor.advisor.journal import Entry, Journal, Phase, new_id
-from yarn_advisor.advisor.recommendation import Kind
-from yarn_advisor.advisor.rollback import select
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.act.journal import Entry, Journal, Phase, new_id
+from yarn_advisor.advisor.cli.rollback import select
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.ha.journals import every_journal
+from yarn_advisor.advisor.model.recommendation import Kind
 from yarn_advisor.config.schema import AdvisorConfig
 
 

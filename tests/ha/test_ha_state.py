@@ -1,4 +1,4 @@
-"""The state a leader hands over (advisor/ha_state.py) and the HA metrics, without ZooKeeper.
+"""The state a leader hands over (advisor/ha/state.py) and the HA metrics, without ZooKeeper.
 
 Advisors replay the recorded mini cluster, so the classifier and the policies
 hold real learned state; the hand-over goes through the same bytes that
@@ -16,13 +16,13 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.ha_metrics import ALONE, HaCollector, HaStatus
-from yarn_advisor.advisor.ha_state import export_parts, restore_parts
-from yarn_advisor.advisor.journal import Entry, Phase
-from yarn_advisor.advisor.recommendation import Kind
-from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.act.journal import Entry, Phase
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.ha.state import export_parts, restore_parts
+from yarn_advisor.advisor.ha.status import ALONE, HaCollector, HaStatus
+from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
+from yarn_advisor.advisor.model.recommendation import Kind
 from yarn_advisor.connectors.replay import open_recording
 
 WRITER = {"advisor": "a", "identity": "a:1", "journal": "/var/journal.a.jsonl"}

@@ -10,16 +10,16 @@ import requests
 from _kdc import Kdc
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.sense import Connectors, LiveSensor
-from yarn_advisor.advisor.settings import load_config
-from yarn_advisor.advisor.wiring import build_advisor, http_client
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.advisor.loop.sense import Connectors, LiveSensor
+from yarn_advisor.advisor.loop.wiring import build_advisor, http_client
 from yarn_advisor.config.schema import AdvisorConfig, merge
 from yarn_advisor.connectors.http import HttpClient
-from yarn_advisor.connectors.jmx import JmxClient
-from yarn_advisor.connectors.mapreduce import MapReduceClient
-from yarn_advisor.connectors.rm import RMClient
-from yarn_advisor.connectors.rm_write import RMWriter
+from yarn_advisor.connectors.jmx.client import JmxClient
+from yarn_advisor.connectors.mapreduce.client import MapReduceClient
+from yarn_advisor.connectors.rm.client import RMClient
+from yarn_advisor.connectors.rm.write import RMWriter
 
 
 def advisor_raw(kdc: Kdc, cluster: MiniCluster | None, state: Path,

@@ -22,11 +22,11 @@ from _kdc import Kdc, write_keytab
 from conftest import LIFETIME_S
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor.recommendation import Kind
-from yarn_advisor.advisor.report import CycleReport
+from yarn_advisor.advisor.loop.report import CycleReport
+from yarn_advisor.advisor.model.recommendation import Kind
 from yarn_advisor.connectors.kerberos import SpnegoAuth
-from yarn_advisor.connectors.rm import RMClient
-from yarn_advisor.connectors.rm_write import RMWriter
+from yarn_advisor.connectors.rm.client import RMClient
+from yarn_advisor.connectors.rm.write import RMWriter
 
 pytestmark = pytest.mark.cluster
 CYCLE_S = 3.0

@@ -20,11 +20,11 @@ from _advisor import advisor_config, advisor_raw, kerberos_http, live_advisor
 from _kdc import Kdc
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor.recommendation import Kind
+from yarn_advisor.advisor.model.recommendation import Kind
 from yarn_advisor.connectors.errors import AuthError
 from yarn_advisor.connectors.http import AuthConfig, HttpClient, RetryPolicy
-from yarn_advisor.connectors.rm import RMClient
-from yarn_advisor.connectors.rm_write import RMWriter
+from yarn_advisor.connectors.rm.client import RMClient
+from yarn_advisor.connectors.rm.write import RMWriter
 
 pytestmark = pytest.mark.cluster
 DELAY = "yarn.scheduler.capacity.node-locality-delay"

@@ -9,11 +9,11 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-from yarn_advisor.advisor.classify import TaskClassifier
-from yarn_advisor.advisor.metrics import AdvisorCollector
-from yarn_advisor.advisor.replaying import replay_cycles
-from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.advisor.wiring import build_advisor, build_sensor
+from yarn_advisor.advisor.engine.classify import TaskClassifier
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.replaying import replay_cycles
+from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor
+from yarn_advisor.advisor.observe.metrics import AdvisorCollector
 from yarn_advisor.connectors.replay import Recording, open_recording
 
 

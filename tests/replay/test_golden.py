@@ -16,9 +16,9 @@ import pytest
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
-from yarn_advisor.advisor.metrics import AdvisorCollector
-from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles, report_json
-from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles, report_json
+from yarn_advisor.advisor.observe.metrics import AdvisorCollector
 from yarn_advisor.connectors.replay import open_recording
 
 GOLDEN = Path(__file__).parent / "golden"

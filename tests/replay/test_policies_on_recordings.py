@@ -14,10 +14,10 @@ from typing import Any
 
 import pytest
 
-from yarn_advisor.advisor.recommendation import Kind, Recommendation
-from yarn_advisor.advisor.replaying import replay_advisor
-from yarn_advisor.advisor.report import CycleReport
-from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.replaying import replay_advisor
+from yarn_advisor.advisor.loop.report import CycleReport
+from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
 from yarn_advisor.connectors.replay import open_recording, replaying
 
 ROOT = Path(__file__).resolve().parents[2]

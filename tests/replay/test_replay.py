@@ -23,13 +23,13 @@ from typing import Any
 import pytest
 import yaml
 
-from yarn_advisor.advisor.cli import main as cli_main
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
-from yarn_advisor.advisor.report import CycleReport
-from yarn_advisor.advisor.server import AdvisorServer
-from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.advisor.wiring import build_advisor, build_sensor
+from yarn_advisor.advisor.cli.main import main as cli_main
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
+from yarn_advisor.advisor.loop.report import CycleReport
+from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor
+from yarn_advisor.advisor.observe.server import AdvisorServer
 from yarn_advisor.connectors.replay import Recording, open_recording, replaying
 
 
@@ -255,7 +255,7 @@ def test_replay_json_cli(recording_dir: Path, capsys: pytest.CaptureFixture[str]
 
 def test_a_replay_leaves_nothing_in_the_temp_dir(recording_dir: Path, tmp_path: Path) -> None:
     """Its scratch state goes with the process (each run used to leave a directory)."""
-    cmd = [sys.executable, "-m", "yarn_advisor.advisor.cli", "replay", str(recording_dir)]
+    cmd = [sys.executable, "-m", "yarn_advisor.advisor.cli.main", "replay", str(recording_dir)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "TMPDIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-2000:]
@@ -278,8 +278,8 @@ def test_a_replay_advisor_takes_its_scratch_state_with_it(
 
 
 def test_run_replay_serves_metrics_and_stops_on_sigterm(recording_dir: Path) -> None:
-    cmd = [sys.executable, "-m", "yarn_advisor.advisor.cli", "run", "--replay", str(recording_dir),
-           "--interval", "0.2", "--port", "0"]
+    cmd = [sys.executable, "-m", "yarn_advisor.advisor.cli.main", "run",
+           "--replay", str(recording_dir), "--interval", "0.2", "--port", "0"]
     with subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True) as proc:
         try:

@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from yarn_advisor.connectors.errors import ConnectorError
-from yarn_advisor.connectors.zookeeper import ZooKeeperConfig, ZooKeeperHA
+from yarn_advisor.connectors.zookeeper.election import ZooKeeperConfig, ZooKeeperHA
 
 
 def emit(**fields: Any) -> None:

@@ -23,7 +23,7 @@ from typing import Any
 from kazoo.client import KazooClient
 
 from yarn_advisor.connectors.errors import ConnectorError
-from yarn_advisor.connectors.zookeeper import ZooKeeperConfig, ZooKeeperHA
+from yarn_advisor.connectors.zookeeper.election import ZooKeeperConfig, ZooKeeperHA
 
 HERE = Path(__file__).resolve().parent
 PATH = "/yarn-advisor/test"

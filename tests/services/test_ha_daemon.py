@@ -29,12 +29,12 @@ from kazoo.client import KazooClient
 from yarnmini import MiniCluster, SubmittedApp
 from zkserver import Ensemble, ZooKeeperServer, free_port
 
-from yarn_advisor.advisor.cli import main as cli_main
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.ha import HaCoordinator, per_advisor_config, start_ha
-from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
-from yarn_advisor.advisor.settings import load_config
-from yarn_advisor.advisor.wiring import build_live_advisor
+from yarn_advisor.advisor.cli.main import main as cli_main
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.ha.coordinator import HaCoordinator, per_advisor_config, start_ha
+from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.advisor.loop.wiring import build_live_advisor
+from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
 
 pytestmark = pytest.mark.cluster
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}
@@ -82,7 +82,7 @@ def make_advisor(cluster: MiniCluster, hosts: str, state: Path, name: str,
     cfg = per_advisor_config(load_config(None, settings(cluster, hosts, state, name,
                                                         cooldown_s)))
     advisor = build_live_advisor(cfg)
-    start_ha(cfg, advisor)
+    advisor.ha = start_ha(cfg, advisor)
     return advisor
 
 

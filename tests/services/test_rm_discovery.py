@@ -26,14 +26,14 @@ from kazoo.client import KazooClient
 from rmha import RM_IDS, ZK_TIMEOUT_MS, HAResourceManagers
 from zkserver import ZooKeeperServer, free_port
 
-from yarn_advisor.advisor.daemon import Advisor
-from yarn_advisor.advisor.sense import LiveSensor
-from yarn_advisor.advisor.settings import load_config
-from yarn_advisor.advisor.wiring import build_live_advisor
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.advisor.loop.sense import LiveSensor
+from yarn_advisor.advisor.loop.wiring import build_live_advisor
 from yarn_advisor.config.base import ConfigError
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.connectors.errors import ParseError, StandbyError
-from yarn_advisor.connectors.rm_zookeeper import (
+from yarn_advisor.connectors.rm.active import (
     ZooKeeperRMClient,
     active_rm_url,
     lock_path,

@@ -25,7 +25,7 @@ from kazoo.client import KazooClient
 from zkserver import Ensemble, ZooKeeperServer, free_port
 
 from yarn_advisor.connectors.errors import UnavailableError
-from yarn_advisor.connectors.zookeeper import ZooKeeperConfig, ZooKeeperHA
+from yarn_advisor.connectors.zookeeper.election import ZooKeeperConfig, ZooKeeperHA
 
 T = 3.0  # session timeout (s)
 SLACK = 1.5  # a loaded 2-core machine: scheduling, JVM pauses

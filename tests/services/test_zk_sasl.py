@@ -18,8 +18,8 @@ from kazoo.client import KazooClient
 from zkserver import ZooKeeperServer
 
 from yarn_advisor.connectors.errors import ZooKeeperAuthError
-from yarn_advisor.connectors.zookeeper import ZooKeeperConfig, ZooKeeperHA, zk_errors
-from yarn_advisor.connectors.zookeeper_state import StateStore
+from yarn_advisor.connectors.zookeeper.election import ZooKeeperConfig, ZooKeeperHA, zk_errors
+from yarn_advisor.connectors.zookeeper.state import StateStore
 
 USER, PASSWORD = "advisor", "s3cret"
 

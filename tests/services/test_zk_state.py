@@ -18,8 +18,8 @@ from yarn_advisor.connectors.errors import (
     ParseError,
     ZooKeeperAuthError,
 )
-from yarn_advisor.connectors.zookeeper import ZooKeeperConfig, ZooKeeperHA, zk_errors
-from yarn_advisor.connectors.zookeeper_state import StateStore
+from yarn_advisor.connectors.zookeeper.election import ZooKeeperConfig, ZooKeeperHA, zk_errors
+from yarn_advisor.connectors.zookeeper.state import StateStore
 
 BASE = "/yarn-advisor/test"
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from _simbuild import job, maps, workload
 
-from yarn_advisor.advisor.journal import Entry, Journal, Phase, Writer, journaled_write
+from yarn_advisor.advisor.act.journal import Entry, Journal, Phase, Writer, journaled_write
+from yarn_advisor.advisor.model.recommendation import Kind, thaw
 from yarn_advisor.advisor.policies import POLICIES
-from yarn_advisor.advisor.recommendation import Kind, thaw
 from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError
 from yarn_advisor.simulator.simulation import CLUSTER_TS, Simulation
 from yarn_advisor.simulator.snapshot import snapshot

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.simulator.cli import main as simulate_main
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.sidecar import run_sidecar

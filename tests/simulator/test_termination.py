@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from _simbuild import job, maps, workload
 
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.simulator import am as am_module
 from yarn_advisor.simulator import simulation as simulation_module
 from yarn_advisor.simulator.cli import main as simulate_main

@@ -22,17 +22,17 @@ import pytest
 from slsrun import SlsCluster
 from workload import TraceJob, TraceSpec, make_nodes
 
-from yarn_advisor.advisor.actuator import open_journal
+from yarn_advisor.advisor.act.actuator import open_journal
+from yarn_advisor.advisor.loop.report import CycleReport
+from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor, http_client
+from yarn_advisor.advisor.model.recommendation import Kind
 from yarn_advisor.advisor.policies import params_models
-from yarn_advisor.advisor.recommendation import Kind
-from yarn_advisor.advisor.report import CycleReport
-from yarn_advisor.advisor.wiring import build_advisor, build_sensor, http_client
 from yarn_advisor.config.schema import load
 from yarn_advisor.connectors.errors import ConnectorError
-from yarn_advisor.connectors.jmx import JmxClient
-from yarn_advisor.connectors.mapreduce import MapReduceClient
-from yarn_advisor.connectors.rm import RMClient
-from yarn_advisor.connectors.rm_write import RMWriter
+from yarn_advisor.connectors.jmx.client import JmxClient
+from yarn_advisor.connectors.mapreduce.client import MapReduceClient
+from yarn_advisor.connectors.rm.client import RMClient
+from yarn_advisor.connectors.rm.write import RMWriter
 
 pytestmark = pytest.mark.cluster
 ROOT = Path(__file__).resolve().parents[2]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from yarn_advisor.advisor.model import (
+from yarn_advisor.advisor.model.snapshot import (
     App,
     ClusterInfo,
     ClusterMetrics,
@@ -265,7 +265,7 @@ def with_util(n: Node, pmem: int = 0, cpu: float = 0.0, node_cpu: float = 0.0) -
     """``n`` with a heartbeat utilization (containers' pmem MiB and vcores in use)."""
     from dataclasses import replace
 
-    from yarn_advisor.advisor.model import NodeUtilization
+    from yarn_advisor.advisor.model.snapshot import NodeUtilization
 
     u = NodeUtilization(
         node_pmem_mb=pmem,

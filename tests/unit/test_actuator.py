@@ -16,14 +16,14 @@ from typing import Any
 import pytest
 from _snapshots import TS, app, container, node, snapshot
 
-from yarn_advisor.advisor.actuator import Actuator, build_actuator
-from yarn_advisor.advisor.journal import Entry, Journal, Phase
-from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
-from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.advisor.act.actuator import Actuator, build_actuator
+from yarn_advisor.advisor.act.journal import Entry, Journal, Phase
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import ActuatorSettings, Scope
 from yarn_advisor.connectors.errors import StandbyError, UnavailableError
-from yarn_advisor.connectors.rm_write import WriteOutcome, lever
+from yarn_advisor.connectors.rm.write import WriteOutcome, lever
 
 NOW = TS / 1000 + 5
 APP, OTHER = "application_1_0001", "application_1_0002"
@@ -376,7 +376,7 @@ def test_a_malformed_value_is_invalid_not_a_crash(tmp_path: Path) -> None:
 
 
 def test_blocked_lines_per_cycle_are_bounded_and_the_rest_summed_up(tmp_path: Path) -> None:
-    from yarn_advisor.advisor.actuator import BLOCKED_LINES_PER_CYCLE
+    from yarn_advisor.advisor.act.actuator import BLOCKED_LINES_PER_CYCLE
 
     apps = [app(f"application_1_{i:04d}", queue="root.etl") for i in range(300)]
     s = snapshot([node(N1)], apps, [])

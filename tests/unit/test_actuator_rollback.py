@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from yarn_advisor.advisor.journal import Action, Journal, Phase
-from yarn_advisor.advisor.recommendation import Kind
-from yarn_advisor.advisor.rollback import inverse, parse_time, register, rollback, select
+from yarn_advisor.advisor.act.journal import Action, Journal, Phase
+from yarn_advisor.advisor.cli.rollback import inverse, parse_time, register, rollback, select
+from yarn_advisor.advisor.model.recommendation import Kind
 
 
 def act(aid: str, ts: float, kind: str = "set_app_priority", target: str = "app_1",
@@ -95,8 +95,8 @@ def test_rollback_reports_a_line_it_could_not_read_and_exits_1(
     with rc 0 while the change it recorded was still on the RM."""
     import yaml
 
-    from yarn_advisor.advisor.cli import main
-    from yarn_advisor.advisor.journal import Entry
+    from yarn_advisor.advisor.act.journal import Entry
+    from yarn_advisor.advisor.cli.main import main
 
     journal = tmp_path / "state" / "journal.jsonl"
     j = Journal(journal)

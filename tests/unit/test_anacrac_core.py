@@ -7,7 +7,7 @@ import pytest
 from _snapshots import app
 from pydantic import ValidationError
 
-from yarn_advisor.advisor.engine import EngineConfig
+from yarn_advisor.advisor.engine.decide import EngineConfig
 from yarn_advisor.advisor.policies.anacrac import core as ac
 from yarn_advisor.advisor.policies.anacrac.inputs import in_hosts, matches, rule_for
 from yarn_advisor.advisor.policies.anacrac.params import Rule

@@ -9,12 +9,12 @@ from typing import Any
 
 from _snapshots import TS, J, app, ctr, node, queue, snapshot, with_util
 
-from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
-from yarn_advisor.advisor.model import Node, Snapshot
+from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, decide
+from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.model.snapshot import Node, Snapshot
 from yarn_advisor.advisor.policies import anacrac
 from yarn_advisor.advisor.policies.anacrac import State
 from yarn_advisor.advisor.policies.anacrac.params import Rule
-from yarn_advisor.advisor.recommendation import Kind, Recommendation
 
 S, W = "application_1_0001", "application_1_0002"
 H1, H2, H3 = "h1:1", "h2:1", "h3:1"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from yarn_advisor.advisor.model import App, MRJob, ResourceRequest, Resources, Task
+from yarn_advisor.advisor.model.snapshot import App, MRJob, ResourceRequest, Resources, Task
 from yarn_advisor.classifiers.model.features import (
     LEVEL_NAMES,
     LEVELS,

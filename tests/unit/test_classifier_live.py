@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from yarn_advisor.advisor.model import (
+from yarn_advisor.advisor.model.snapshot import (
     App,
     ClusterInfo,
     ClusterMetrics,

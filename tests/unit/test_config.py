@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from yarn_advisor.advisor.settings import load_config as load
-from yarn_advisor.advisor.settings import with_overrides
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.engine.settings import with_overrides
 from yarn_advisor.config.base import ConfigError
 from yarn_advisor.config.schema import DEFAULTS, AdvisorConfig, from_dict
 
@@ -170,7 +170,7 @@ def test_a_file_the_operator_may_not_mean_is_refused(tmp_path: Path, content: by
 
 def test_a_bad_config_file_is_one_clear_message_and_exit_2(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from yarn_advisor.advisor.cli import main
+    from yarn_advisor.advisor.cli.main import main
 
     f = tmp_path / "advisor.yaml"
     f.write_bytes(b"\xff\xfe bad")

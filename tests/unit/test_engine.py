@@ -8,16 +8,16 @@ from typing import Any, cast
 
 from _snapshots import app, node, rr, snapshot
 
-from yarn_advisor.advisor.engine import (
+from yarn_advisor.advisor.engine.decide import (
     AdvisorState,
     EngineConfig,
     decide,
     resolve_conflicts,
     run_order,
 )
-from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import NO_READS, POLICIES, Policy, PolicyResult, Reads
-from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
 from yarn_advisor.classifiers.model.live import Predictions
 from yarn_advisor.config.base import ConfigModel
 from yarn_advisor.config.schema import PolicySection

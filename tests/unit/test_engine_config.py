@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import yaml
 
-from yarn_advisor.advisor.engine import EngineConfig
+from yarn_advisor.advisor.engine.decide import EngineConfig
 from yarn_advisor.advisor.policies import haste, matchmaking
 from yarn_advisor.advisor.policies.haste.params import IterationRule
 from yarn_advisor.config.base import ConfigError, validate

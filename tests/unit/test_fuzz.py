@@ -24,17 +24,19 @@ from _data import DATA, rest_doc
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from yarn_advisor.advisor.journal import Journal
-from yarn_advisor.advisor.settings import load_config
+from yarn_advisor.advisor.act.journal import Journal
+from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.classifiers.readers.jhist import JhistReader
 from yarn_advisor.classifiers.readers.rumen import read_trace
 from yarn_advisor.classifiers.readers.sources import SourceError
 from yarn_advisor.classifiers.readers.spark import SparkEventLogReader
 from yarn_advisor.classifiers.readers.tasks_csv import TaskCsvReader
 from yarn_advisor.config.base import ConfigError
-from yarn_advisor.connectors import jmx, mapreduce, rm
 from yarn_advisor.connectors.errors import ParseError
+from yarn_advisor.connectors.jmx import client as jmx
+from yarn_advisor.connectors.mapreduce import client as mapreduce
 from yarn_advisor.connectors.replay import RecordingError, open_recording
+from yarn_advisor.connectors.rm import client as rm
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("YARN_ADVISOR_FUZZ_EXAMPLES", "60"))

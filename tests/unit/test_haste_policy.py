@@ -10,11 +10,11 @@ from _snapshots import J, app, container, job, node, queue, rr, snapshot, task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
 from yarn_advisor.advisor.policies import haste
 from yarn_advisor.advisor.policies.haste import core as hc
 from yarn_advisor.advisor.policies.haste.inputs import IterationRule, build_inputs
 from yarn_advisor.advisor.policies.haste.nodes import best_per_node, rank_on
-from yarn_advisor.advisor.recommendation import Kind, Recommendation
 
 A1, A2, A3 = "application_1_0001", "application_1_0002", "application_1_0003"
 

@@ -171,7 +171,7 @@ def test_gc_pause_is_counted_across_threads() -> None:
     the last one ends, then comes back (never left disabled)."""
     import gc
 
-    from yarn_advisor.advisor.gcpause import paused_gc
+    from yarn_advisor.advisor.model.gcpause import paused_gc
 
     assert gc.isenabled()
     inside, release = threading.Event(), threading.Event()

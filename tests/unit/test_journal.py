@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from yarn_advisor.advisor.journal import Entry, Journal, Phase, journaled_write
-from yarn_advisor.advisor.recommendation import Kind
+from yarn_advisor.advisor.act.journal import Entry, Journal, Phase, journaled_write
+from yarn_advisor.advisor.model.recommendation import Kind
 from yarn_advisor.connectors.errors import AuthError, StandbyError, TimeoutError_
-from yarn_advisor.connectors.rm_write import WriteOutcome
+from yarn_advisor.connectors.rm.write import WriteOutcome
 
 
 class OneValue:

@@ -16,9 +16,9 @@ from _data import rest_doc
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yarn_advisor.connectors import parse_rm
 from yarn_advisor.connectors.errors import ParseError
 from yarn_advisor.connectors.lean_json import LeanDecoder, RawJSON
+from yarn_advisor.connectors.rm import parse as parse_rm
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "examples" / "recordings"

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from _snapshots import J, app, bean, job, node, queue, rr, snapshot
 
-from yarn_advisor.advisor.model import MRJob, Snapshot
+from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.snapshot import MRJob, Snapshot
 from yarn_advisor.advisor.policies import matchmaking as mm
-from yarn_advisor.advisor.recommendation import Kind
 
 KEY = "yarn.scheduler.capacity.node-locality-delay"
 A1, A2 = "application_1_0001", "application_1_0002"

@@ -10,12 +10,18 @@ from typing import Any
 
 import pytest
 
-from yarn_advisor.advisor.classify import TaskClassifier
-from yarn_advisor.advisor.engine import AdvisorState, Decision, EngineConfig, Predictor, decide
-from yarn_advisor.advisor.model import Snapshot
-from yarn_advisor.advisor.recommendation import Kind
-from yarn_advisor.advisor.replaying import replay_advisor, replay_cycles
-from yarn_advisor.advisor.settings import load_config as load
+from yarn_advisor.advisor.engine.classify import TaskClassifier
+from yarn_advisor.advisor.engine.decide import (
+    AdvisorState,
+    Decision,
+    EngineConfig,
+    Predictor,
+    decide,
+)
+from yarn_advisor.advisor.engine.settings import load_config as load
+from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
+from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
 from yarn_advisor.classifiers.model.naive_bayes import Prediction
 from yarn_advisor.connectors.replay import open_recording

@@ -14,7 +14,7 @@ from typing import Any
 import bench_policies
 import pytest
 
-from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import opera
 from yarn_advisor.advisor.policies.opera import advice
 

@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 from _snapshots import TS, J, app, ctr, node, rr, snapshot, with_util
 
-from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
-from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, decide
+from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import opera, prism
 from yarn_advisor.advisor.policies._base import Reads
 from yarn_advisor.advisor.policies.opera.inputs import memory_only, prediction_of
-from yarn_advisor.advisor.recommendation import Kind, Recommendation
 from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
 from yarn_advisor.classifiers.model.naive_bayes import Prediction
 
@@ -234,7 +234,7 @@ def test_default_lends_vcores_only_and_keeps_memory() -> None:
     # a memory-only scheduler: vcores do not count, so nothing is lent at all
     from dataclasses import replace
 
-    from yarn_advisor.advisor.model import Resources
+    from yarn_advisor.advisor.model.snapshot import Resources
     n, cs = _full_node()
     n = replace(n, used=Resources(8192, 12))
     snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 4, 2)])], containers=cs)
@@ -247,7 +247,7 @@ def test_memory_only_scheduler_ignores_vcores() -> None:
     n, cs = _full_node()
     from dataclasses import replace
 
-    from yarn_advisor.advisor.model import Resources
+    from yarn_advisor.advisor.model.snapshot import Resources
 
     n = replace(n, used=Resources(8192, 12))  # more vcores allocated than the node has
     snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 4, 2)])], containers=cs)

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from _data import each_mutation, load, rest_doc
 
-from yarn_advisor.advisor.model import Resources
-from yarn_advisor.connectors import parse_jmx as j
+from yarn_advisor.advisor.model.snapshot import Resources
 from yarn_advisor.connectors.errors import ParseError
+from yarn_advisor.connectors.jmx import parse as j
 
 ROOT_BEAN = "bk-base-yarn-examples/rm_jmx_QueueMetrics_root.json"
 

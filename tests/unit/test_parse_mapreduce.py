@@ -8,8 +8,8 @@ from typing import Any
 import pytest
 from _data import get_examples, junk_outcomes, rest_doc
 
-from yarn_advisor.connectors import parse_mapreduce as m
 from yarn_advisor.connectors.errors import ParseError
+from yarn_advisor.connectors.mapreduce import parse as m
 
 ENDPOINTS: list[tuple[str, Any]] = [
     (r"/mapreduce/jobs(/[^/]+)?$", m.parse_jobs),

@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 from _data import get_examples, junk_outcomes, load, rest_doc
 
-from yarn_advisor.advisor.model import ZERO, Resources
-from yarn_advisor.connectors import parse_rm as p
+from yarn_advisor.advisor.model.snapshot import ZERO, Resources
 from yarn_advisor.connectors.errors import ParseError
+from yarn_advisor.connectors.rm import parse as p
 
 
 def stringify(value: Any) -> Any:
@@ -554,8 +554,8 @@ def test_a_container_built_into_its_slots_equals_the_constructors() -> None:
     hash, still frozen."""
     from dataclasses import FrozenInstanceError
 
-    from yarn_advisor.advisor.model import Container, Resources
-    from yarn_advisor.connectors.parse_rm import _new_container
+    from yarn_advisor.advisor.model.snapshot import Container, Resources
+    from yarn_advisor.connectors.rm.parse import _new_container
 
     args = ("container_1_0001_01_000002", "application_1_0001", "n1:45454",
             Resources(1536, 2), 20, 1531404209605, "RUNNING", "OPPORTUNISTIC", True)

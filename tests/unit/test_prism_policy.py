@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 from _snapshots import TS, J, app, ctr, job, node, rr, rtask, snapshot
 
-from yarn_advisor.advisor.engine import AdvisorState, EngineConfig, decide
-from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, decide
+from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import prism
 from yarn_advisor.advisor.policies.prism.inputs import build
 from yarn_advisor.advisor.policies.prism.profiles import Profiles, next_phase, phase_of
-from yarn_advisor.advisor.recommendation import Kind
 
 J1, J2, J3 = "application_1_0001", "application_1_0002", "application_1_0003"
 N1, N2 = "n1:1", "n2:1"

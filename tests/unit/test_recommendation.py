@@ -13,7 +13,7 @@ from _snapshots import J
 from hypothesis import given
 from hypothesis import strategies as st
 
-from yarn_advisor.advisor.recommendation import (
+from yarn_advisor.advisor.model.recommendation import (
     Explanation,
     FrozenJson,
     Kind,
@@ -123,7 +123,7 @@ def test_frozen_and_key() -> None:
 
 def test_one_list_of_kinds_and_levers() -> None:
     """Every kind that is not advisory has exactly one RM lever, and every lever a kind."""
-    from yarn_advisor.connectors.rm_write import LEVERS, lever
+    from yarn_advisor.connectors.rm.write import LEVERS, lever
 
     assert set(LEVERS) == {k for k in Kind if not k.advisory}
     assert {k for k in Kind if k.irreversible} == {Kind.SIGNAL_CONTAINER, Kind.KILL_APP}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from yarn_advisor.advisor.cli import main
+from yarn_advisor.advisor.cli.main import main
 from yarn_advisor.connectors.replay import RecordingError, open_recording
 
 ROOT = Path(__file__).resolve().parents[2]

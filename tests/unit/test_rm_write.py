@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from yarn_advisor.connectors.rm_write import (
+from yarn_advisor.connectors.rm.write import (
     LEVERS,
     _conf_xml,
     conf_equal,

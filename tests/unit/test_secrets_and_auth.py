@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import responses
 
-from yarn_advisor.advisor.settings import load_config
-from yarn_advisor.advisor.wiring import build_advisor, build_sensor, http_client
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor, http_client
 from yarn_advisor.connectors.errors import AuthError, redact_url
-from yarn_advisor.connectors.rm import RMClient
+from yarn_advisor.connectors.rm.client import RMClient
 
 SECRET = "s3cr3t-pa55"
 

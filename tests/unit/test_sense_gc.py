@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from test_sense_ha import BUSY, FakeHttp, _manifest_urls, _sensor
 
-from yarn_advisor.advisor.sense import SenseError
+from yarn_advisor.advisor.loop.sense import SenseError
 from yarn_advisor.connectors.lean_json import RawJSON
 
 

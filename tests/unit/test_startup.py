@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from yarn_advisor.advisor.cli import main
+from yarn_advisor.advisor.cli.main import main
 
 
 def _run(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: dict[str, object],
@@ -65,7 +65,7 @@ def test_server_port_in_use(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
 def test_an_unexpected_failure_is_one_line_unless_debug(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import yarn_advisor.advisor.cli as cli
+    import yarn_advisor.advisor.cli.main as cli
 
     def broken(*a: object, **k: object) -> object:
         raise RuntimeError("a bug")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies._template.core import starving
 from yarn_advisor.advisor.policies._template.inputs import waiting_ms
 from yarn_advisor.advisor.policies._template.params import NAME, Params
 from yarn_advisor.advisor.policies._template.state import State
-from yarn_advisor.advisor.recommendation import Explanation, Kind, Recommendation
 
 
 def advise(snapshot: Snapshot, state: State, params: Params,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.model.snapshot import Snapshot
 
 
 def waiting_ms(snapshot: Snapshot) -> dict[str, int]:

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from yarn_advisor.advisor.model.recommendation import JsonDict
 from yarn_advisor.advisor.policies._base import StateError
-from yarn_advisor.advisor.recommendation import JsonDict
 
 
 @dataclass(frozen=True)

@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from collections import Counter
 
-from yarn_advisor.advisor.model import App, Container, Snapshot
-from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
-from yarn_advisor.advisor.policies.anacrac import core as ac
-from yarn_advisor.advisor.policies.anacrac.inputs import Inputs, build_inputs, in_hosts
-from yarn_advisor.advisor.policies.anacrac.params import NAME, Params, Rule
-from yarn_advisor.advisor.policies.anacrac.state import State
-from yarn_advisor.advisor.recommendation import (
+from yarn_advisor.advisor.model.recommendation import (
     Explanation,
     JsonDict,
     JsonValue,
     Kind,
     Recommendation,
 )
+from yarn_advisor.advisor.model.snapshot import App, Container, Snapshot
+from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
+from yarn_advisor.advisor.policies.anacrac import core as ac
+from yarn_advisor.advisor.policies.anacrac.inputs import Inputs, build_inputs, in_hosts
+from yarn_advisor.advisor.policies.anacrac.params import NAME, Params, Rule
+from yarn_advisor.advisor.policies.anacrac.state import State
 
 
 def _rule_json(r: Rule) -> JsonDict:

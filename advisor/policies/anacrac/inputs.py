@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from yarn_advisor.advisor.model import App, Container, Node, Snapshot
+from yarn_advisor.advisor.model.snapshot import App, Container, Node, Snapshot
 from yarn_advisor.advisor.policies.anacrac import core as ac
 from yarn_advisor.advisor.policies.anacrac.params import Rule
 from yarn_advisor.advisor.policies.anacrac.state import State

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from yarn_advisor.advisor.model.recommendation import JsonDict
 from yarn_advisor.advisor.policies.anacrac import core as ac
-from yarn_advisor.advisor.recommendation import JsonDict
 
 VERSION = 1
 

@@ -7,20 +7,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from yarn_advisor.advisor.model import Node, Snapshot
-from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
-from yarn_advisor.advisor.policies.haste.inputs import Inputs, Request, build_inputs
-from yarn_advisor.advisor.policies.haste.node_advice import node_advice, request_json, thresholds
-from yarn_advisor.advisor.policies.haste.nodes import rank_on
-from yarn_advisor.advisor.policies.haste.params import NAME, Params
-from yarn_advisor.advisor.policies.haste.state import State
-from yarn_advisor.advisor.recommendation import (
+from yarn_advisor.advisor.model.recommendation import (
     Explanation,
     JsonDict,
     Kind,
     Recommendation,
     freeze_dict,
 )
+from yarn_advisor.advisor.model.snapshot import Node, Snapshot
+from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
+from yarn_advisor.advisor.policies.haste.inputs import Inputs, Request, build_inputs
+from yarn_advisor.advisor.policies.haste.node_advice import node_advice, request_json, thresholds
+from yarn_advisor.advisor.policies.haste.nodes import rank_on
+from yarn_advisor.advisor.policies.haste.params import NAME, Params
+from yarn_advisor.advisor.policies.haste.state import State
 
 
 def advise(snapshot: Snapshot, state: State, params: Params,

@@ -9,9 +9,9 @@ Roles, from the MapReduce AM's fixed request priorities (MRv2
 10 reduce. Every request of an ACCEPTED app is its AM request. Anything else
 (or a non-MapReduce app) is a generic ``task``.
 
-Eq 2-3 counts come from the app's :class:`~yarn_advisor.advisor.model.MRJob` (``A_m`` =
+Eq 2-3 counts come from the app's :class:`~yarn_advisor.advisor.model.snapshot.MRJob` (``A_m`` =
 maps completed + running, ``A_r`` likewise, ``O_m``/``O_r`` running,
-``A_am`` = 1), else from its :class:`~yarn_advisor.advisor.model.Task` list, else the
+``A_am`` = 1), else from its :class:`~yarn_advisor.advisor.model.snapshot.Task` list, else the
 documented fallback urgency of ``haste_core``. Task sizes ``R_m``/``R_r``
 come from the request rows of those priorities, else from a running
 container of that priority, else the app's mean container; ``R_am`` is the
@@ -34,7 +34,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from yarn_advisor.advisor.model import App, MRJob, Resources, Snapshot, Task
+from yarn_advisor.advisor.model.snapshot import App, MRJob, Resources, Snapshot, Task
 from yarn_advisor.advisor.policies.haste import core as hc
 from yarn_advisor.advisor.policies.haste.nodes import BoolArray, FloatArray, IntArray
 from yarn_advisor.advisor.policies.haste.params import IterationRule

@@ -10,12 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from yarn_advisor.advisor.model import Node
-from yarn_advisor.advisor.policies.haste import core as hc
-from yarn_advisor.advisor.policies.haste.inputs import Inputs, Request
-from yarn_advisor.advisor.policies.haste.nodes import IntArray, NodeChoice, best_per_node, rank_on
-from yarn_advisor.advisor.policies.haste.params import NAME, Params
-from yarn_advisor.advisor.recommendation import (
+from yarn_advisor.advisor.model.recommendation import (
     Explanation,
     FrozenJson,
     JsonDict,
@@ -25,6 +20,11 @@ from yarn_advisor.advisor.recommendation import (
     freeze,
     freeze_dict,
 )
+from yarn_advisor.advisor.model.snapshot import Node
+from yarn_advisor.advisor.policies.haste import core as hc
+from yarn_advisor.advisor.policies.haste.inputs import Inputs, Request
+from yarn_advisor.advisor.policies.haste.nodes import IntArray, NodeChoice, best_per_node, rank_on
+from yarn_advisor.advisor.policies.haste.params import NAME, Params
 
 
 def thresholds(params: Params) -> JsonDict:

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.model.recommendation import (
+    Explanation,
+    JsonDict,
+    JsonValue,
+    Kind,
+    Recommendation,
+)
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies.matchmaking.core import locality_rate, step_markers
 from yarn_advisor.advisor.policies.matchmaking.inputs import (
@@ -14,13 +21,6 @@ from yarn_advisor.advisor.policies.matchmaking.inputs import (
 )
 from yarn_advisor.advisor.policies.matchmaking.params import NAME, Params
 from yarn_advisor.advisor.policies.matchmaking.state import State
-from yarn_advisor.advisor.recommendation import (
-    Explanation,
-    JsonDict,
-    JsonValue,
-    Kind,
-    Recommendation,
-)
 
 
 def advise(snapshot: Snapshot, state: State, params: Params,

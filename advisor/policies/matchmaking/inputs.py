@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from yarn_advisor.advisor.model import QueueMetricsBean, Snapshot
+from yarn_advisor.advisor.model.recommendation import JsonValue
+from yarn_advisor.advisor.model.snapshot import QueueMetricsBean, Snapshot
 from yarn_advisor.advisor.policies.matchmaking.core import locality_rate
-from yarn_advisor.advisor.recommendation import JsonValue
 
 CONF_KEY = "yarn.scheduler.capacity.node-locality-delay"
 ACTIVE = frozenset({"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING"})

@@ -6,9 +6,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from yarn_advisor.advisor.model.recommendation import JsonDict
 from yarn_advisor.advisor.policies._base import StateError
 from yarn_advisor.advisor.policies.matchmaking.core import Marker
-from yarn_advisor.advisor.recommendation import JsonDict
 
 
 @dataclass(frozen=True)

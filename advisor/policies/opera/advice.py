@@ -8,7 +8,14 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable
 
-from yarn_advisor.advisor.model import Snapshot
+from yarn_advisor.advisor.model.recommendation import (
+    Explanation,
+    JsonDict,
+    JsonValue,
+    Kind,
+    Recommendation,
+)
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies.opera import core as oc
 from yarn_advisor.advisor.policies.opera.bulk import node_update_lend, node_update_multi_bulk
@@ -26,13 +33,6 @@ from yarn_advisor.advisor.policies.opera.overflow import overflow
 from yarn_advisor.advisor.policies.opera.params import NAME, Params
 from yarn_advisor.advisor.policies.opera.state import Reservation, State
 from yarn_advisor.advisor.policies.prism.state import State as PrismState
-from yarn_advisor.advisor.recommendation import (
-    Explanation,
-    JsonDict,
-    JsonValue,
-    Kind,
-    Recommendation,
-)
 from yarn_advisor.classifiers.model.live import Predictions
 
 

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from yarn_advisor.advisor.model import App, Container, Node, Snapshot
+from yarn_advisor.advisor.model.snapshot import App, Container, Node, Snapshot
 from yarn_advisor.advisor.policies.opera.core import Task, Vec
 from yarn_advisor.classifiers.model.live import Predictions
 

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
+from yarn_advisor.advisor.model.recommendation import JsonDict
 from yarn_advisor.advisor.policies.opera import core as oc
-from yarn_advisor.advisor.recommendation import JsonDict
 
 VERSION = 1
 Reservation = tuple[str, int]  # (request group key, skip count)

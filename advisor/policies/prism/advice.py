@@ -8,14 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from yarn_advisor.advisor.model import Node, Snapshot
-from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
-from yarn_advisor.advisor.policies.prism import core as pc
-from yarn_advisor.advisor.policies.prism.inputs import Inputs, build, first_phases, transitions
-from yarn_advisor.advisor.policies.prism.params import NAME, Params
-from yarn_advisor.advisor.policies.prism.profiles import Profiles
-from yarn_advisor.advisor.policies.prism.state import State
-from yarn_advisor.advisor.recommendation import (
+from yarn_advisor.advisor.model.recommendation import (
     Explanation,
     JsonDict,
     Kind,
@@ -23,6 +16,13 @@ from yarn_advisor.advisor.recommendation import (
     freeze,
     freeze_dict,
 )
+from yarn_advisor.advisor.model.snapshot import Node, Snapshot
+from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
+from yarn_advisor.advisor.policies.prism import core as pc
+from yarn_advisor.advisor.policies.prism.inputs import Inputs, build, first_phases, transitions
+from yarn_advisor.advisor.policies.prism.params import NAME, Params
+from yarn_advisor.advisor.policies.prism.profiles import Profiles
+from yarn_advisor.advisor.policies.prism.state import State
 
 SLOWSTART = "mapreduce.job.reduce.slowstart.completedmaps"
 

@@ -18,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-from yarn_advisor.advisor.model import App, Container, MRJob, ResourceRequest, Snapshot, Task
+from yarn_advisor.advisor.model.snapshot import (
+    App,
+    Container,
+    MRJob,
+    ResourceRequest,
+    Snapshot,
+    Task,
+)
 from yarn_advisor.advisor.policies.prism.core import Phase, Vec
 from yarn_advisor.advisor.policies.prism.profiles import (
     FloatArray,

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from yarn_advisor.advisor.model import Task
+from yarn_advisor.advisor.model.snapshot import Task
 
 MAP_PHASES = ("MAP", "MERGE")
 REDUCE_PHASES = ("SHUFFLE", "MERGE", "REDUCE")

@@ -7,9 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from yarn_advisor.advisor.policies.prism.core import Vec
-from yarn_advisor.advisor.policies.prism.profiles import Profiles
-from yarn_advisor.advisor.recommendation import (
+from yarn_advisor.advisor.model.recommendation import (
     FrozenJson,
     JsonDict,
     JsonValue,
@@ -17,6 +15,8 @@ from yarn_advisor.advisor.recommendation import (
     freeze_dict,
     thaw,
 )
+from yarn_advisor.advisor.policies.prism.core import Vec
+from yarn_advisor.advisor.policies.prism.profiles import Profiles
 
 VERSION = 1
 

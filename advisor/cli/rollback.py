@@ -1,0 +1,181 @@
+"""``yarn-advisor rollback``: put back the values the journal says were changed.
+
+``--action ID`` undoes that one action (a rollback too: that re-applies);
+``--since TIME`` undoes every action sent since then, newest first, so a
+target changed twice ends at its oldest previous value. Rollbacks and
+actions already rolled back are left out of ``--since``. Each restore is an
+ordinary journaled write (``policy: rollback``, ``rollback_of: ID``): it reads
+the target first and sends nothing if it already has the old value. A
+container signal or an app kill cannot be undone: reported ``irreversible``.
+
+Rollback is an operator's command: it runs whatever ``dry_run`` and the kill
+switch say (``--dry-run`` only shows and journals what it would do). The
+daemon leaves a rolled-back target alone for ``actuator.rollback_hold_s``.
+Exit status: 0 when everything was restored or already was, 1 otherwise.
+
+It reads every journal of ``state_dir`` merged in time order (with ``ha`` each
+advisor has its own, ``journal.<advisor id>.jsonl``: after a failover the
+actions of both are undone from either host) and journals its own steps in
+this advisor's journal (:mod:`.ha_journal`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import time
+from dataclasses import replace
+from datetime import datetime
+from typing import Any
+
+from yarn_advisor.advisor.act.journal import (
+    Action,
+    Entry,
+    Journal,
+    Phase,
+    Writer,
+    journaled_write,
+    new_id,
+)
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.ha.journals import every_journal
+from yarn_advisor.advisor.loop.startup import check
+from yarn_advisor.advisor.loop.wiring import http_client
+from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.connectors.rm.client import RMClient
+from yarn_advisor.connectors.rm.write import RMWriter
+
+DONE = frozenset({"applied", "noop"})
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def select(actions: list[Action], since: float | None = None,
+           action_id: str | None = None) -> list[Action]:
+    """The actions to undo, newest first."""
+    if action_id is not None:
+        return [a for a in actions if a.id == action_id]
+    undone = {a.rollback_of for a in actions if a.rollback_of and a.outcome in DONE}
+    picked = [a for a in actions
+              if a.sent and a.policy != "rollback" and a.id not in undone
+              and a.outcome != "refused" and a.ts >= (since or 0.0)]
+    return sorted(picked, key=lambda a: a.ts, reverse=True)
+
+
+def inverse(action: Action) -> list[tuple[Kind, str, Any]]:
+    """The writes (kind, target, value) that restore what ``action`` changed."""
+    prev, value = action.previous, action.value
+    if action.kind is Kind.ADD_CLUSTER_LABELS:
+        return [(Kind.REMOVE_CLUSTER_LABELS, action.target, sorted(set(value) - set(prev or [])))]
+    if action.kind is Kind.REMOVE_CLUSTER_LABELS:
+        return [(Kind.ADD_CLUSTER_LABELS, action.target, sorted(set(value) & set(prev or [])))]
+    steps: list[tuple[Kind, str, Any]] = [(action.kind, action.target, prev)]
+    added = (action.answer or {}).get("added_cluster_labels") if isinstance(
+        action.answer, dict) else None
+    if action.kind is Kind.REPLACE_NODE_LABELS and added:
+        steps.append((Kind.REMOVE_CLUSTER_LABELS, "cluster", sorted(added)))
+    return steps
+
+
+def rollback(journal: Journal, writer: Writer, actions: list[Action], dry_run: bool = False
+             ) -> list[Entry]:
+    """Undo ``actions`` in order; every step is journaled. Returns one entry per step."""
+    out: list[Entry] = []
+    for action in actions:
+        mode = "dry_run" if dry_run else "enforce"
+        if action.kind.irreversible or action.previous is None:
+            reason = "irreversible" if action.kind.irreversible else "no_previous_value"
+            out.append(journal.append(Entry(
+                id=new_id(), phase=Phase.BLOCKED, kind=action.kind, target=action.target,
+                policy="rollback", mode=mode, value=action.value, outcome=reason,
+                reason=reason, rollback_of=action.id)))
+            continue
+        for kind, target, value in inverse(action):
+            step = Entry(id=new_id(), phase=Phase.DRY_RUN, kind=kind, target=target,
+                         policy="rollback", mode=mode, value=value,
+                         summary=f"rollback of {action.id}", rollback_of=action.id)
+            if dry_run:
+                out.append(journal.append(replace(step, outcome="dry_run",
+                                                  previous=action.value)))
+                continue
+            result = journaled_write(writer, journal, step)
+            out.append(replace(result, value=value))
+            if result.outcome not in DONE:
+                break
+    return out
+
+
+def parse_time(text: str, now: float) -> float:
+    """Epoch seconds from ``1700000000``, ``2026-11-22T08:00:00Z`` or ``30m``/``2h``/``1d`` ago."""
+    text = text.strip()
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([smhd])", text)
+    if m:
+        return now - float(m.group(1)) * _UNITS[m.group(2)]
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        parsed = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"not a time: {text!r} (epoch seconds, ISO 8601, or 30m / 2h / 1d ago)") from None
+    if parsed.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"give a time zone: {text!r} (e.g. a trailing Z)")
+    return parsed.timestamp()
+
+
+def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
+    """Add ``rollback`` to the main parser's subcommands."""
+    p: argparse.ArgumentParser = subparsers.add_parser(
+        "rollback", help="restore the values the actuator changed (itself journaled)",
+        description=__doc__.split("\n\n")[1] if __doc__ else None)
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--since", metavar="TIME",
+                       help="every action since TIME: epoch seconds, ISO 8601 with zone, "
+                            "or an age such as 30m, 2h, 1d")
+    which.add_argument("--action", metavar="ID", help="one action, by its journal id")
+    p.add_argument("--config", metavar="FILE", help="YAML configuration file")
+    p.add_argument("--dry-run", action="store_true", help="show what would be restored")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=cmd_rollback)
+    return p
+
+
+def cmd_rollback(args: argparse.Namespace) -> int:
+    cfg = load_config(args.config)
+    check(cfg)
+    try:
+        since = None if args.since is None else parse_time(args.since, time.time())
+    except argparse.ArgumentTypeError as exc:
+        print(f"rollback: {exc}", file=sys.stderr)
+        return 2
+    journal = every_journal(cfg)  # every advisor's journal in state_dir (ha: one each)
+    actions = select(journal.actions(), since, args.action)
+    if args.action is not None and not actions:
+        print(f"rollback: no action {args.action!r} in {journal.where()}", file=sys.stderr)
+        return 2
+    if journal.unreadable:
+        print(f"rollback: {journal.unreadable} line(s) of {journal.where()} could not be read; "
+              "an action they recorded cannot be restored from here", file=sys.stderr)
+    writer = RMWriter(RMClient(http_client(cfg), cfg.rm.urls), cfg.actuator.overcommit_timeout_ms)
+    steps = rollback(journal, writer, actions, dry_run=args.dry_run)
+    ok = not journal.unreadable and all(
+        s.outcome in (*DONE, "dry_run", "irreversible") for s in steps)
+    if args.json:
+        print(json.dumps({"journal": str(journal.path), "read": [str(p) for p in journal.paths],
+                          "ok": ok,
+                          "steps": [s.to_json() for s in steps]}, sort_keys=True, default=str))
+    else:
+        for s in steps:
+            print(f"{s.outcome:>12}  {s.kind} {s.target} -> {_j(s.value)} "
+                  f"(was {_j(s.previous)}; rollback of {s.rollback_of})"
+                  + (f": {s.error}" if s.error else ""))
+        print(f"{len(actions)} action(s), {len(steps)} step(s); "
+              + ("all restored" if ok else "NOT all restored"))
+    return 0 if ok else 1
+
+
+def _j(value: object) -> str:
+    return json.dumps(value, sort_keys=True, default=str)

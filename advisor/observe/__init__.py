@@ -1,0 +1,3 @@
+"""Observing: Prometheus metrics over the latest cycle, and the HTTP endpoints
+that serve them.
+"""

@@ -1,0 +1,135 @@
+"""The advisor's HTTP endpoints: /metrics, /healthz, /livez and /recommendations.
+
+A small threaded ``http.server`` (no framework): Prometheus text from the
+advisor's private registry; ``/healthz`` (readiness) turns 503 when the latest
+cycle was skipped or is older than three intervals; ``/livez`` (liveness) turns
+503 only when the loop itself has stalled (no cycle started for ``LIVE_AFTER``
+intervals, at least ``LIVE_MIN_S`` seconds), so an RM outage makes the advisor
+unready but never gets it restarted; the latest recommendations as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from prometheus_client.registry import CollectorRegistry
+
+from yarn_advisor.advisor.ha.status import ALONE, HaCollector
+from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.advisor.observe.metrics import AdvisorCollector, BuildInfo
+from yarn_advisor.config.schema import AdvisorConfig
+
+LIVE_AFTER = 10  # intervals without a new cycle before /livez says the loop has stalled
+LIVE_MIN_S = 300.0  # ... and never sooner than this (a slow RM makes long cycles)
+
+
+class AdvisorServer:
+    """Serves one Advisor's state on ``host:port`` in a background thread.
+
+    ``config``: the effective configuration, whose fingerprint
+    ``yarn_advisor_build_info`` shows (``unknown`` without it).
+    """
+
+    def __init__(self, advisor: Advisor, host: str, port: int, interval_s: float,
+                 config: AdvisorConfig | None = None) -> None:
+        self.advisor = advisor
+        self.interval_s = interval_s
+        self.started_at = time.time()
+        self.registry = CollectorRegistry()
+        actuator = advisor.actuator
+        self.registry.register(AdvisorCollector(
+            lambda: advisor.latest, advisor.totals, lambda: actuator.blocked,
+            lambda policy: "enforce" if actuator.enforcing(policy) else "dry_run",
+            BuildInfo.of(config)))
+        self.registry.register(HaCollector(
+            lambda: ALONE if advisor.ha is None else advisor.ha.status()))
+        self.httpd = ThreadingHTTPServer((host, port), self._handler())
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def port(self) -> int:
+        return int(self.httpd.server_address[1])
+
+    def start(self) -> AdvisorServer:
+        self.thread.start()
+        return self
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+    def health(self) -> tuple[int, dict[str, Any]]:
+        latest = self.advisor.latest
+        role = "alone" if self.advisor.ha is None else self.advisor.ha.status().role
+        if latest is None:
+            return 503, {"status": "starting", "role": role}
+        age = time.time() - latest.started_at
+        body = {"status": latest.outcome, "cycle": latest.number, "age_s": round(age, 1),
+                "reason": latest.reason, "role": role}
+        stale = self.interval_s > 0 and age > 3 * self.interval_s
+        if stale:
+            body["status"] = "stale"
+        return (200 if latest.outcome == "ok" and not stale else 503), body
+
+    def liveness(self) -> tuple[int, dict[str, Any]]:
+        """200 while cycles keep starting (whatever their outcome), 503 once the loop
+        has stalled; a run of one cycle (interval 0) is always live."""
+        latest = self.advisor.latest
+        since = latest.started_at if latest is not None else self.started_at
+        age = time.time() - since
+        limit = max(LIVE_AFTER * self.interval_s, LIVE_MIN_S)
+        stalled = self.interval_s > 0 and age > limit
+        body = {"status": "stalled" if stalled else "alive", "age_s": round(age, 1),
+                "cycle": latest.number if latest is not None else None}
+        return (503 if stalled else 200), body
+
+    def recommendations(self) -> dict[str, Any]:
+        latest = self.advisor.latest
+        if latest is None:
+            return {"cycle": None, "recommendations": []}
+        taken = latest.snapshot.taken_at if latest.snapshot else None
+        return {"cycle": latest.number, "taken_at": taken,
+                "recommendations": [r.to_dict() for r in latest.recommendations]}
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                path = self.path.split("?")[0]
+                if path == "/metrics":
+                    self._send(200, CONTENT_TYPE_LATEST, generate_latest(server.registry))
+                elif path in ("/healthz", "/health"):
+                    status, body = server.health()
+                    self._json(status, body)
+                elif path == "/livez":
+                    status, body = server.liveness()
+                    self._json(status, body)
+                elif path == "/recommendations":
+                    self._json(200, server.recommendations())
+                else:
+                    self._json(404, {"error": f"no such path {path}",
+                                     "paths": ["/metrics", "/healthz", "/livez",
+                                                "/recommendations"]})
+
+            def _json(self, status: int, body: Any) -> None:
+                self._send(status, "application/json",
+                           json.dumps(body, sort_keys=True).encode() + b"\n")
+
+            def _send(self, status: int, ctype: str, data: bytes) -> None:
+                self.send_response(status)
+                self.send_header("Content-Type", ctype)
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                return
+
+        return Handler
