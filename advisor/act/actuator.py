@@ -47,6 +47,8 @@ from typing import Any
 
 from yarn_advisor.advisor.act.journal import Entry, Journal, Phase, Writer, journaled_write, new_id
 from yarn_advisor.advisor.act.levers import unavailable
+from yarn_advisor.advisor.act.publish import Publisher
+from yarn_advisor.advisor.model.decision_table import Decisions
 from yarn_advisor.advisor.model.recommendation import Kind, Recommendation, Target, thaw
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import ActuatorSettings, AdvisorConfig
@@ -104,6 +106,7 @@ class Actuator:
     # frozen past its session timeout may still believe it leads)
     confirm_write: Callable[[], bool] = _always
     halted: bool = False  # the run-time kill switch (SIGUSR1 / SIGUSR2)
+    publisher: Publisher | None = None  # precision mode: the decision table (act/publish.py)
     totals: Counter[ActionKey] = field(default_factory=Counter)
     blocked: Counter[str] = field(default_factory=Counter)
     _times: defaultdict[tuple[Kind, str], list[float]] = field(
@@ -133,8 +136,10 @@ class Actuator:
             return False
         return self.policy_dry_run.get(policy) is not True
 
-    def act(self, recs: Sequence[Recommendation], snapshot: Snapshot) -> Counter[ActionKey]:
-        """The daemon's act step: counts by (kind, policy, outcome)."""
+    def act(self, recs: Sequence[Recommendation], snapshot: Snapshot,
+            table: Decisions | None = None) -> Counter[ActionKey]:
+        """The daemon's act step: counts by (kind, policy, outcome); the decision
+        table, when precision mode is on, published under the cycle's guardrails."""
         now = snapshot.taken_at / 1000 if self.snapshot_clock else self.clock()
         entries, self._offset = self.journal.read(self._offset)
         for e in entries:  # rollbacks journaled by another process
@@ -151,6 +156,10 @@ class Actuator:
                 summary=f"{n} more {kind.value} recommendation(s) of {policy} blocked by "
                         f"{reason} this cycle (not journaled one by one)"))
         self.totals.update(counts)
+        if self.publisher is not None and table is not None:
+            self.publisher.cycle(table, snapshot.taken_at, cycle.block,
+                                 not self.global_dry_run and self.writer is not None,
+                                 self.confirm_write)
         return counts
 
     # --- one recommendation ---------------------------------------------------
