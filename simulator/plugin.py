@@ -24,11 +24,14 @@ reports them through JMX.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from yarn_advisor.advisor.model.decision_table import (
     DecisionTable,
+    Fit,
+    LocalOnly,
     Reason,
     RequestDecision,
     Rule,
@@ -56,7 +59,7 @@ class _Compiled:
         self.unranked_first = d.unranked is Unranked.FIRST
         self.rules = d.rules
         self.lending = d.nodes
-        self.rule_of: dict[str, tuple[RequestDecision, ...]] = {}  # app id -> its first rule's
+        self.rule_of: dict[str, tuple[RequestDecision, ...]] = {}  # app id -> its rules'
 
     def decisions(self, app: SimApp) -> tuple[RequestDecision, ...]:
         own = self.by_app.get(app.id, ())
@@ -64,8 +67,8 @@ class _Compiled:
             return own
         ruled = self.rule_of.get(app.id)
         if ruled is None:
-            ruled = self.rule_of[app.id] = next(
-                (r.requests for r in self.rules if _matches(r, app)), ())
+            ruled = self.rule_of[app.id] = tuple(
+                q for r in self.rules if _matches(r, app) for q in r.requests)
         return own + ruled if own else ruled
 
 
@@ -86,6 +89,9 @@ class SimPlugin:
     sim: Simulation
     poll_ms: int = POLL_MS
     vetoes: dict[str, int] = field(default_factory=dict)  # reason -> attempts skipped
+    # (app id, priority, decision) -> attempts skipped in a row (max_skips), cleared when
+    # the request gets a container (the jar keeps it in each allocator instance)
+    skipped: dict[tuple[str, int, str], int] = field(default_factory=dict)
     polls_applied: int = 0  # tables the poller took up
     _active: _Compiled | None = None
     _next: tuple[int, DecisionTable | None] | None = None  # (visible from, table)
@@ -123,7 +129,7 @@ class SimPlugin:
         reason = None
         for q in t.decisions(app):
             if q.priority is None or q.priority == priority:
-                reason = _veto(q, app, priority, node)
+                reason = self._veto(q, app, priority, node)
                 if reason is not None:
                     break
         if reason is None and t.lending:
@@ -132,6 +138,38 @@ class SimPlugin:
             return True
         self.vetoes[reason] = self.vetoes.get(reason, 0) + 1
         return False
+
+    def allocated(self, app: SimApp, priority: int) -> None:
+        """The allocator's ``allocate``: the request got a container; its skip counts
+        start again."""
+        if self.skipped:
+            for kind in ("local_only", "fit"):
+                self.skipped.pop((app.id, priority, kind), None)
+
+    def _veto(self, q: RequestDecision, app: SimApp, priority: int,
+              node: SimNode) -> str | None:
+        reason = _veto(q, app, priority, node)
+        if reason is not None:
+            return reason
+        lo = q.local_only
+        if lo is not None and _nonlocal(lo, app, priority, node) and \
+                self._skip(lo.max_skips, (app.id, priority, "local_only")):
+            return lo.reason.value
+        fit = q.fit
+        if fit is not None and _misfit(fit, app, priority, node) and \
+                self._skip(fit.max_skips, (app.id, priority, "fit")):
+            return fit.reason.value
+        return None
+
+    def _skip(self, max_skips: int | None, key: tuple[str, int, str]) -> bool:
+        """Whether a decision with ``max_skips`` may skip this attempt (and count it)."""
+        if max_skips is None:
+            return True
+        n = self.skipped.get(key, 0)
+        if n >= max_skips:
+            return False
+        self.skipped[key] = n + 1
+        return True
 
     # --- the OrderingPolicy ----------------------------------------------------------------
     def rank(self, app: SimApp) -> tuple[int, int]:
@@ -163,12 +201,31 @@ def _veto(q: RequestDecision, app: SimApp, priority: int, node: SimNode) -> str 
                                  if c.app is app and not c.is_am
                                  and c.state in LIVE) >= q.cap.max_per_node:
         return q.cap.reason.value
-    if q.local_only is not None:
-        ask = app.asks.get(priority)
-        if ask is not None and ask.unique_locations() > 1 and ask.host_count(node.host) == 0 \
-                and node.id not in q.local_only.except_nodes:
-            return q.local_only.reason.value
     return None
+
+
+def _nonlocal(lo: LocalOnly, app: SimApp, priority: int, node: SimNode) -> bool:
+    """The attempt is one ``local_only`` skips: the request has locations, none on
+    this node's host, and the node is not excepted."""
+    ask = app.asks.get(priority)
+    return ask is not None and ask.unique_locations() > 1 and \
+        ask.host_count(node.host) == 0 and node.id not in lo.except_nodes
+
+
+def _misfit(fit: Fit, app: SimApp, priority: int, node: SimNode) -> bool:
+    """The attempt is one ``fit`` skips: the request's alignment with the node's
+    unallocated resource (both over the node's total) is under the minimum; a node
+    with nothing unallocated in a dimension is left to YARN's own fit check."""
+    ask = app.asks.get(priority)
+    tm, tv = node.total_mem, node.total_vc
+    if ask is None or tm <= 0 or tv <= 0:
+        return False
+    cm, cv = node.free_mem / tm, node.free_vc / tv
+    rm, rv = ask.mem / tm, ask.vc / tv
+    if cm <= 0 or cv <= 0 or (rm <= 0 and rv <= 0):
+        return False
+    cos = (rm * cm + rv * cv) / (math.hypot(rm, rv) * math.hypot(cm, cv))
+    return cos < fit.min_alignment
 
 
 def _held(while_pending: tuple[int, ...], app: SimApp) -> bool:

@@ -46,7 +46,7 @@ class Reason(StrEnum):
     MATCHMAKING_NONLOCAL = "matchmaking.nonlocal"  # no local ask here, node not marked
     ANACRAC_HOST = "anacrac.host"  # not one of the app's allowed hosts
     ANACRAC_CAP = "anacrac.cap"  # the app holds its maximum containers on the node
-    HASTE_FITNESS = "haste.fitness"  # another request fits this node better
+    HASTE_FITNESS = "haste.fitness"  # the request fits what is left on the node badly
     HASTE_HOLDBACK = "haste.reduce_holdback"  # reduces wait while the app's maps are asked
     OPERA_LENT = "opera.lent_room"  # the node's lent room is for tasks predicted short
 
@@ -93,10 +93,24 @@ class Cap:
 class LocalOnly:
     """Admit the request only on nodes where it has a node-local ask, or that are in
     ``except_nodes`` (Matchmaking's marked nodes). A request without any host or
-    rack ask is not restricted."""
+    rack ask is not restricted. ``max_skips``: after that many attempts skipped in a
+    row by this decision, it skips no more until the request gets a container."""
 
     reason: Reason
     except_nodes: frozenset[str] = frozenset()
+    max_skips: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Fit:
+    """Skip the request on a node whose unallocated resource it fits badly: the
+    cosine between the request and the node's unallocated (memory, vcores), each
+    divided by the node's total, is under ``min_alignment`` (HaSTE's Eq 1 idea,
+    scale-free). ``max_skips`` as for :class:`LocalOnly`."""
+
+    min_alignment: float
+    reason: Reason
+    max_skips: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +124,7 @@ class RequestDecision:
     veto: Mapping[str, Reason] = field(default_factory=dict)  # node id -> reason
     cap: Cap | None = None
     local_only: LocalOnly | None = None
+    fit: Fit | None = None
 
     def applies_to(self, priority: int) -> bool:
         return self.priority is None or self.priority == priority
@@ -138,7 +153,8 @@ class Match:
 @dataclass(frozen=True, slots=True)
 class Rule:
     """Request decisions for every application that matches, known or not yet
-    known to the advisor (its decisions apply from the app's first container)."""
+    known to the advisor (its decisions apply from the app's first container).
+    Every rule that matches an application applies to it."""
 
     match: Match
     requests: tuple[RequestDecision, ...]
@@ -290,7 +306,11 @@ def _request_json(q: RequestDecision) -> dict[str, Any]:
         out["cap"] = {"max_per_node": q.cap.max_per_node, "reason": q.cap.reason.value}
     if q.local_only is not None:
         out["local_only"] = {"reason": q.local_only.reason.value,
-                             "except_nodes": sorted(q.local_only.except_nodes)}
+                             "except_nodes": sorted(q.local_only.except_nodes),
+                             "max_skips": q.local_only.max_skips}
+    if q.fit is not None:
+        out["fit"] = {"min_alignment": q.fit.min_alignment, "reason": q.fit.reason.value,
+                      "max_skips": q.fit.max_skips}
     return out
 
 
@@ -372,8 +392,8 @@ class _Reader:
         return tuple(self.request(x, f"{path}[{i}]") for i, x in enumerate(self.list_(v, path)))
 
     def request(self, v: object, path: str) -> RequestDecision:
-        o = self.obj(v, path, {"priority"}, {"hold", "allow", "veto", "cap", "local_only"})
-        hold = allow = cap = local = None
+        o = self.obj(v, path, {"priority"}, {"hold", "allow", "veto", "cap", "local_only", "fit"})
+        hold = allow = cap = local = fit = None
         if "hold" in o:
             h = self.obj(o["hold"], f"{path}.hold", {"reason"}, {"while_pending"})
             hold = Hold(self.enum(Reason, h["reason"], f"{path}.hold.reason"),
@@ -393,12 +413,27 @@ class _Reader:
                 raise TableError(f"{path}.cap.max_per_node: must be >= 0, got {n}")
             cap = Cap(n, self.enum(Reason, c["reason"], f"{path}.cap.reason"))
         if "local_only" in o:
-            lo = self.obj(o["local_only"], f"{path}.local_only", {"reason"}, {"except_nodes"})
+            lo = self.obj(o["local_only"], f"{path}.local_only", {"reason"},
+                          {"except_nodes", "max_skips"})
             local = LocalOnly(self.enum(Reason, lo["reason"], f"{path}.local_only.reason"),
                               self.nodes(lo.get("except_nodes", []),
-                                         f"{path}.local_only.except_nodes"))
+                                         f"{path}.local_only.except_nodes"),
+                              self.skips(lo.get("max_skips"), f"{path}.local_only.max_skips"))
+        if "fit" in o:
+            f = self.obj(o["fit"], f"{path}.fit", {"min_alignment", "reason"}, {"max_skips"})
+            a = f["min_alignment"]
+            if type(a) not in (int, float) or not 0 < a <= 1:
+                raise TableError(f"{path}.fit.min_alignment: a number in (0, 1], got {a!r}")
+            fit = Fit(float(a), self.enum(Reason, f["reason"], f"{path}.fit.reason"),
+                      self.skips(f.get("max_skips"), f"{path}.fit.max_skips"))
         return RequestDecision(self.opt_int(o["priority"], f"{path}.priority"), hold, allow,
-                               veto, cap, local)
+                               veto, cap, local, fit)
+
+    def skips(self, v: object, path: str) -> int | None:
+        n = self.opt_int(v, path)
+        if n is not None and n < 0:
+            raise TableError(f"{path}: must be >= 0, got {n}")
+        return n
 
     def rule(self, v: object, path: str) -> Rule:
         o = self.obj(v, path, {"match", "requests"})
@@ -426,5 +461,5 @@ class _Reader:
 
 
 __all__ = ["FORMAT", "VERSION", "Allow", "AppDecisions", "Borrower", "Cap", "DecisionTable",
-           "Decisions", "Hold", "Lending", "LocalOnly", "Match", "Reason", "RequestDecision",
+           "Decisions", "Fit", "Hold", "Lending", "LocalOnly", "Match", "Reason", "RequestDecision",
            "Rule", "TableError", "Unranked"]

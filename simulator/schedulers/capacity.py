@@ -97,6 +97,8 @@ class Plugin(Precheck, Protocol):
 
     def rank(self, app: SimApp) -> tuple[int, int]: ...
 
+    def allocated(self, app: SimApp, priority: int) -> None: ...
+
     def order_version(self) -> object: ...
 
 
@@ -292,6 +294,8 @@ class CapacityScheduler:
     # --- accounting -----------------------------------------------------------------
     def on_allocate(self, c: SimContainer) -> None:
         self._account(c, +1)
+        if self.plugin is not None:
+            self.plugin.allocated(c.app, c.priority)
 
     def on_release(self, c: SimContainer) -> None:
         self._account(c, -1)
