@@ -1,6 +1,7 @@
 """A discrete-event simulator of a YARN cluster, for what-if runs of the advisor.
 
-It lives outside the production path: the daemon never imports it.
+It lives outside the production path: the daemon never imports it; only
+``yarn-advisor simulate`` does (``tests/unit/test_packaging.py`` checks).
 
 Build and run::
 

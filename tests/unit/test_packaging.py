@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import importlib.util
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
+from types import ModuleType
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -28,3 +32,58 @@ def test_every_package_in_the_tree_is_installed_under_yarn_advisor() -> None:
 def test_mypy_sees_the_tree_under_its_import_names() -> None:
     link = ROOT / ".ci" / "typecheck" / "yarn_advisor"
     assert link.is_symlink() and link.resolve() == ROOT
+
+
+def _image_context() -> ModuleType:
+    path = ROOT / ".ci" / "image_context.py"
+    spec = importlib.util.spec_from_file_location("image_context", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_image_context_holds_every_folder_the_wheel_is_built_from() -> None:
+    """The Dockerfile's build stage copies each package folder pyproject maps, from a
+    build context that .dockerignore does not strip of them (the wheel build failed
+    when the simulator was listed in pyproject but left out of the image)."""
+    ctx = _image_context()
+    copies, checks = ctx.build_stage((ROOT / "Dockerfile").read_text())
+    copied = {src.rstrip("/") for sources, _ in copies for src in sources}
+    folders = set(_pyproject()["tool"]["setuptools"]["package-dir"].values())  # type: ignore[index]
+    assert folders | {"pyproject.toml", "README.md"} <= copied
+    files = ctx.context_files(ROOT)
+    for folder in folders:
+        assert any(f.startswith(folder + "/") and f.endswith(".py") for f in files), folder
+    assert not any("__pycache__" in f or f.startswith((".git/", ".venv/", "tests/"))
+                   for f in files)
+    assert any(c.startswith("yarn-advisor --help") for c in checks)
+
+
+def test_dockerignore_rules_as_the_engine_reads_them() -> None:
+    """Last match wins, a parent directory's match covers its files, ** spans folders."""
+    ctx = _image_context()
+    rules = [ctx._pattern(p) for p in ("*", "!advisor/", "**/__pycache__", "!keep/**/x.py")]
+    assert ctx.ignored("tests/unit/a.py", rules)
+    assert not ctx.ignored("advisor/loop/daemon.py", rules)
+    assert ctx.ignored("advisor/loop/__pycache__/daemon.pyc", rules)
+    assert not ctx.ignored("keep/a/b/x.py", rules) and ctx.ignored("keep/a/b/y.py", rules)
+
+
+def test_the_daemon_never_imports_the_simulator() -> None:
+    """Only `simulate` loads the simulator: the CLI's parser and a replayed cycle of the
+    daemon leave it out of sys.modules (a fresh interpreter: the test session imports
+    the simulator elsewhere)."""
+    code = (
+        "import sys\n"
+        "from yarn_advisor.advisor.cli.main import build_parser, main\n"
+        "build_parser()\n"
+        f"assert main(['replay', {str(ROOT / 'examples/recordings/ha-standby')!r}]) == 0\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('yarn_advisor.simulator'))\n"
+        "assert not loaded, loaded\n"
+        "build_parser(simulator=True)\n"
+        "assert 'yarn_advisor.simulator.simulation' in sys.modules\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
