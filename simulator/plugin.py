@@ -92,12 +92,14 @@ class SimPlugin:
     # (app id, priority, decision) -> attempts skipped in a row (max_skips), cleared when
     # the request gets a container (the jar keeps it in each allocator instance)
     skipped: dict[tuple[str, int, str], int] = field(default_factory=dict)
-    polls_applied: int = 0  # tables the poller took up
+    published: int = 0  # tables the advisor published
+    polls_applied: int = 0  # tables the poller took up (the scheduler asked for them)
     _active: _Compiled | None = None
     _next: tuple[int, DecisionTable | None] | None = None  # (visible from, table)
 
     # --- the poller (a TableSink of the advisor's publisher) --------------------------
     def publish(self, table: DecisionTable) -> None:
+        self.published += 1
         self._next = (self._next_poll(), table)
 
     def withdraw(self, reason: str) -> None:

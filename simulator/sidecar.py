@@ -156,8 +156,8 @@ def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfi
     report = sim.run(progress=progress)
     tally.blocked, tally.sent = dict(advisor.actuator.blocked), writer.sent
     if plugin is not None:
-        tally.plugin = {"tables": plugin.polls_applied, "vetoes": dict(sorted(
-            plugin.vetoes.items()))}
+        tally.plugin = {"published": plugin.published, "tables": plugin.polls_applied,
+                        "vetoes": dict(sorted(plugin.vetoes.items()))}
     return report, tally, sim
 
 

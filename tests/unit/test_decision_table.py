@@ -15,6 +15,7 @@ from yarn_advisor.advisor.model.decision_table import (
     Cap,
     Decisions,
     DecisionTable,
+    Fit,
     Hold,
     Lending,
     LocalOnly,
@@ -38,7 +39,8 @@ def full_table() -> DecisionTable:
             apps={app: AppDecisions(rank=0, requests=(
                 RequestDecision(10, hold=Hold(Reason.HASTE_HOLDBACK, (20, 5))),
                 RequestDecision(20, local_only=LocalOnly(Reason.MATCHMAKING_NONLOCAL,
-                                                         frozenset({"h3:8041"}))),
+                                                         frozenset({"h3:8041"}), 30)),
+                RequestDecision(5, fit=Fit(0.9, Reason.HASTE_FITNESS, 8)),
                 RequestDecision(None, veto={"h1:8041": Reason.HASTE_FITNESS}),
             ))},
             rules=(Rule(Match(application_type="SQOOP"), (RequestDecision(
@@ -64,7 +66,7 @@ def test_doc_example_is_a_valid_table() -> None:
     assert t.to_json()["format"] == FORMAT
     kinds = {k for a in example["apps"].values() for r in a["requests"] for k in r}
     kinds |= {k for r in example["rules"] for q in r["requests"] for k in q}
-    assert {"hold", "allow", "veto", "cap", "local_only"} <= kinds
+    assert {"hold", "allow", "veto", "cap", "local_only", "fit"} <= kinds
     assert t.decisions.nodes and t.decisions.rules
 
 
@@ -83,8 +85,12 @@ def test_every_reason_is_documented() -> None:
     (lambda d: d.update(seq="42"), "$.seq"),
     (lambda d: d["apps"]["application_1700000000000_0007"]["requests"][0].update(
         hold={"reason": "haste.nope"}), "requests[0].hold.reason"),
-    (lambda d: d["apps"]["application_1700000000000_0007"]["requests"][2].update(
+    (lambda d: d["apps"]["application_1700000000000_0007"]["requests"][3].update(
         surprise=True), "unknown key 'surprise'"),
+    (lambda d: d["apps"]["application_1700000000000_0007"]["requests"][2]["fit"].update(
+        min_alignment=1.5), "fit.min_alignment"),
+    (lambda d: d["apps"]["application_1700000000000_0007"]["requests"][1]["local_only"].update(
+        max_skips=-1), "local_only.max_skips"),
     (lambda d: d["rules"][0].update(match={}), "names no attribute"),
     (lambda d: d["nodes"]["h4:8041"].update(vcores=-1), "lent room"),
     (lambda d: d.update(unranked="middle"), "$.unranked"),
