@@ -455,8 +455,8 @@ def shares(runs: Runs, papers: tuple[str, ...]) -> list[dict[str, Any]]:
                 base = runs.baseline(w)
                 side = runs.sidecar(w, None, cfg, "rules") if w is not wl else runs.sidecar(w)
                 plug = runs.plugin(w, None, cfg, "rules" if cfg else "")
-                out.append(_share_entry(w.name if w is not wl else name, algo, paper, base,
-                                        side, plug, ours))
+                out.append(_share_entry(name if w is wl else f"{name}@capacity", algo,
+                                        paper, base, side, plug, ours))
     return out
 
 

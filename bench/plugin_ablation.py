@@ -11,10 +11,12 @@ hooks exist in the CapacityScheduler only) with:
 * ``all - <kind>``: every kind but that one (what the kind adds to the others).
 
 For each run it prints the paper's headline metrics (``paper_tables.HEADLINE``)
-and their share of the in-RM gain, ``(baseline - run) / (baseline - in_rm)``
-in the metric's better direction, null when the in-RM mode gains less than 1 %
-(or, for a failed-jobs count, less than 1 job) or the run failed more jobs than
-the baseline (a failed job ends early: no gain). ANACRAC's runs carry the rules
+and their share of the in-RM gain, ``(baseline - run) / (baseline - in_rm)`` in
+the metric's better direction; null when the in-RM mode gains less than 1 %
+(or, for a failed-jobs count, less than 1 job), or when the run failed more
+jobs than the baseline (a failed job ends early: no gain). ``--json``:
+``workloads[]`` with ``baseline``, ``in_rm`` and ``runs[]``, each
+``{metric: {value, recovered}}`` and ``failed``. ANACRAC's runs carry the rules
 the in-RM mode derives from the workload. The simulator is deterministic: each
 figure is one run.
 
@@ -57,7 +59,7 @@ def variants() -> list[tuple[str, tuple[str, ...]]]:
 
 
 def metrics(paper: str, r: Report, base: Report, inrm: Report) -> dict[str, Any]:
-    out: dict[str, Any] = {"jobs_failed": r.jobs_failed}
+    out: dict[str, Any] = {"failed": r.jobs_failed}
     for metric, value, better in pt.HEADLINE[paper]:
         share = pt.headline_share(better, value(base), value(r), value(inrm))
         if metric != "jobs_failed":
@@ -88,13 +90,13 @@ def one(name: str) -> dict[str, Any]:
 def render(result: dict[str, Any]) -> str:
     lines = []
     for w in result["workloads"]:
-        heads = [k for k in w["baseline"] if k != "jobs_failed"]
+        heads = [k for k in w["baseline"] if k != "failed"]
         lines.append(f"{w['workload']} ({w['paper']}, {w['scheduler']}): baseline "
                      + ", ".join(f"{h} {w['baseline'][h]['value']:g}" for h in heads)
                      + "; in-RM " + ", ".join(f"{h} {w['in_rm'][h]['value']:g}" for h in heads))
         for r in w["runs"]:
             cells = "  ".join(f"{r[h]['value']:>10g} ({_pct(r[h]['recovered'])})" for h in heads)
-            lines.append(f"  {r['variant']:<32}{cells}  failed {r['jobs_failed']}")
+            lines.append(f"  {r['variant']:<32}{cells}  failed {r['failed']}")
     lines.append(f"{result['runs']} runs in {result['wall_s']} s")
     return "\n".join(lines)
 
