@@ -31,6 +31,7 @@ import socket
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -177,7 +178,7 @@ class Publisher:
     ttl_ms: int
     journal: TableJournal
     sinks: list[TableSink] = field(default_factory=list)
-    clock: Any = time.time
+    clock: Callable[[], float] = time.time
     seq: int = 0
     withdrawn: str | None = "none"  # why nothing is published now (None: published)
     _digest: tuple[str, int] | None = None  # (digest, seq) of the last table journaled whole
@@ -190,7 +191,8 @@ class Publisher:
         self.journal.new_records()  # start reading others' records from here on
 
     def cycle(self, decisions: Decisions, generated_at_ms: int, block: str | None,
-              enforcing: bool, confirm: Any = None) -> DecisionTable | None:
+              enforcing: bool, confirm: Callable[[], bool] | None = None
+              ) -> DecisionTable | None:
         """Publish ``decisions`` unless a reason forbids it; None when withdrawn."""
         for r in self.journal.new_records():
             if r.get("event") == "rollback" and isinstance(r.get("hold_until"), int | float):

@@ -14,6 +14,7 @@ policy's error and the others still plan. Publishing is the actuator's.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import Any
 
 from yarn_advisor.advisor.model.decision_table import Decisions
 from yarn_advisor.advisor.model.snapshot import Snapshot
@@ -24,13 +25,14 @@ from yarn_advisor.advisor.policies.matchmaking import decisions as matchmaking
 from yarn_advisor.advisor.policies.opera import decisions as opera
 from yarn_advisor.config.schema import PolicySection
 
-Planner = Callable[[Snapshot, PolicyResult[object], object, Reads, frozenset[str]], Decisions]
+# (snapshot, the policy's result, its Params, what it reads, the kinds asked for)
+Planner = Callable[[Snapshot, PolicyResult[object], Any, Reads, frozenset[str]], Decisions]
 
 PLANNERS: dict[str, Planner] = {
-    "haste": haste.plan,  # type: ignore[dict-item]
-    "matchmaking": matchmaking.plan,  # type: ignore[dict-item]
-    "opera": opera.plan,  # type: ignore[dict-item]
-    "anacrac": anacrac.plan,  # type: ignore[dict-item]
+    "haste": haste.plan,
+    "matchmaking": matchmaking.plan,
+    "opera": opera.plan,
+    "anacrac": anacrac.plan,
 }
 
 
