@@ -46,7 +46,9 @@ from typing import Protocol
 from yarn_advisor.advisor.engine.table import plan_table
 from yarn_advisor.advisor.model.decision_table import Decisions
 from yarn_advisor.advisor.model.gcpause import paused_gc
-from yarn_advisor.advisor.model.recommendation import JsonDict, Kind, Recommendation
+from yarn_advisor.advisor.model.jsonvalue import JsonDict
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.recommendation import Conflict, Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import POLICIES, Policy, PolicyResult, params_models
 from yarn_advisor.classifiers.model.live import Predictions
@@ -244,11 +246,8 @@ def resolve_conflicts(recs: list[Recommendation]) -> tuple[Recommendation, ...]:
         if i in lost:
             continue
         if i in losers:
-            notes = tuple(
-                {"policy": lo.policy, "value": lo.value, "rule": lo.explanation.rule,
-                 "summary": lo.explanation.summary}
-                for lo in losers[i]
-            )
+            notes = tuple(Conflict(lo.policy, lo.value, lo.explanation.rule,
+                                   lo.explanation.summary) for lo in losers[i])
             r = r.with_explanation(r.explanation.with_conflicts(notes))
         out.append(r)
     return tuple(out)

@@ -27,9 +27,12 @@ from importlib import metadata
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from yarn_advisor.advisor.act.outcomes import Block
 from yarn_advisor.advisor.engine.classify import ClassifierSummary
 from yarn_advisor.advisor.loop.report import CycleReport, Totals
-from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import ContainerSize, NodeResource, Priority
+from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies.opera.state import State as OperaState
 from yarn_advisor.advisor.policies.prism.state import State as PrismState
@@ -44,11 +47,6 @@ SOURCES = ("rm", "containers", "nm_jmx", "rm_jmx", "scheduler_conf", "rm_conf", 
 # failed, or "internal error" (the first word of CycleReport.reason)
 SKIP_REASONS = ("auth", "error", "http_status", "internal error", "parse", "standby", "timeout",
                 "unavailable")
-# the actuator's guardrails (advisor/act/actuator.py), and rm_<reason> of the live RM check
-BLOCK_REASONS = ("kill_switch", "stale_snapshot", "rm_not_active", "not_leader",
-                 "kill_like_disabled", "out_of_scope", "unknown_target", "rollback_hold",
-                 "policy_conflict", "cooldown", "max_per_target", "max_per_cycle",
-                 "min_change", "rm_unavailable", "rm_standby", "rm_timeout", "rm_error")
 HA_STATES = ("ACTIVE", "STANDBY", "INITIALIZING", "STOPPED")
 HASTE_SCORES = ("preference", "fitness", "urgency", "alignment")
 CLASSES = ("short", "long")
@@ -110,7 +108,7 @@ class AdvisorCollector(Collector):
     """
 
     def __init__(self, latest: Callable[[], CycleReport | None], totals: Totals,
-                 blocked: Callable[[], Mapping[str, int]] = dict, mode: Mode = dry_run_only,
+                 blocked: Callable[[], Mapping[Block, int]] = dict, mode: Mode = dry_run_only,
                  build: BuildInfo | None = None) -> None:
         self.latest = latest
         self.totals = totals
@@ -156,7 +154,7 @@ class AdvisorCollector(Collector):
                       "outcome and mode", ["kind", "policy", "outcome", "mode"],
                       [((k.value, p, o, self.mode(p)), n)
                        for (k, p, o), n in sorted(t.actions.items())])
-        blocked = dict.fromkeys(BLOCK_REASONS, 0) | dict(self.blocked())
+        blocked = {b.value: 0 for b in Block} | {b.value: n for b, n in self.blocked().items()}
         mode = self._advisor_mode(report)
         yield counter("actions_blocked", "Actions a guardrail stopped, by reason (mode: the "
                       "advisor's)", ["reason", "mode"],
@@ -185,9 +183,9 @@ class AdvisorCollector(Collector):
                     ["policy", "kind", "target", "rule", "mode"],
                     [((r.policy, r.kind.value, r.target, r.explanation.rule, mode(r.policy)), 1)
                      for r in top])
-        sized = [(r, r.value) for r in top if isinstance(r.value, Mapping)]
-        memory = [(r, mb) for r, v in sized if (mb := _num(v.get("memory_mb"))) is not None]
-        vcores = [(r, vc) for r, v in sized if (vc := _num(v.get("vcores"))) is not None]
+        sized = [(r, r.value) for r in top if isinstance(r.value, NodeResource | ContainerSize)]
+        memory = [(r, v.memory_mb) for r, v in sized if v.memory_mb is not None]
+        vcores = [(r, v.vcores) for r, v in sized if v.vcores is not None]
         yield gauge("recommended_memory_bytes", "Memory a recommendation asks for (node "
                     "resource, container size), top targets", ["policy", "kind", "target",
                                                                 "mode"],
@@ -199,11 +197,6 @@ class AdvisorCollector(Collector):
                      for r, vc in vcores])
         yield _top_priorities(recs, mode)
         yield _haste_scores(recs, mode)
-
-
-def _num(x: object) -> float | None:
-    """``x`` as a float when it is a JSON number, else None."""
-    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
 
 
 def _top_per_policy_kind(recs: Sequence[Recommendation]) -> list[Recommendation]:
@@ -221,12 +214,16 @@ def _top_per_policy_kind(recs: Sequence[Recommendation]) -> list[Recommendation]
 
 def _top_priorities(recs: Sequence[Recommendation], mode: Mode) -> Metric:
     """Recommended priorities of the top-N apps only (bounded label set)."""
-    prio = [(r.value, r) for r in recs if r.kind is Kind.SET_APP_PRIORITY
-            and isinstance(r.value, int)]
-    top = sorted(prio, key=lambda vr: (-int(vr[0]), vr[1].target))[:TOP_N]
+    prio = [(r.value.value, r) for r in recs if isinstance(r.value, Priority)]
+    top = sorted(prio, key=lambda vr: (-vr[0], vr[1].target))[:TOP_N]
     return gauge("recommended_app_priority", f"Recommended priority of the top {TOP_N} apps "
                  "of the latest cycle", ["app", "policy", "mode"],
                  [((r.target, r.policy, mode(r.policy)), float(v)) for v, r in top])
+
+
+def _num(x: object) -> float | None:
+    """``x`` as a float when it is a JSON number, else None."""
+    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
 
 
 def _haste_scores(recs: Sequence[Recommendation], mode: Mode) -> Metric:

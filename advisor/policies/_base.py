@@ -27,7 +27,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, Generic, Protocol, TypeVar
 
-from yarn_advisor.advisor.model.recommendation import JsonDict, Recommendation
+from yarn_advisor.advisor.model.jsonvalue import JsonDict
+from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.base import ConfigModel
 

@@ -15,7 +15,9 @@ from yarn_advisor.advisor.model.decision_table import (
     Reason,
     RequestDecision,
 )
-from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import NodeResource
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.policies import PolicyResult
 from yarn_advisor.advisor.policies.anacrac import decisions as anacrac
 from yarn_advisor.advisor.policies.anacrac.params import Params as AnacracParams
@@ -112,7 +114,7 @@ def test_opera_lends_the_raise_to_the_requests_called_short() -> None:
     snap = snapshot([node(N1, total=(8192, 12)), node(N2, total=(8192, 10)), node(N3)],
                     [app(A, [rr(20, 1024, 1, 5)]), app(B, [rr(20, 1024, 1, 5)])])
     state = OperaState(bases={N1: (8192.0, 8.0), N2: (8192.0, 8.0)})
-    raise_n2 = Recommendation(Kind.UPDATE_NODE_RESOURCE, N2, {"memory_mb": 8192, "vcores": 9},
+    raise_n2 = Recommendation(Kind.UPDATE_NODE_RESOURCE, N2, NodeResource(8192, 9),
                               "opera", Explanation("opera.x", "x"))
     preds = Predictions(60.0, {(A, 20): GroupPrediction(A, 20, "MAP", 1024, 1, Prediction(
         True, 0.99, "t")), (B, 20): GroupPrediction(B, 20, "MAP", 1024, 1, Prediction(

@@ -6,7 +6,7 @@ import types
 from collections.abc import Callable
 from typing import Any, cast
 
-from _snapshots import app, node, rr, snapshot
+from _snapshots import J, app, node, rr, snapshot
 
 from yarn_advisor.advisor.engine.decide import (
     AdvisorState,
@@ -15,7 +15,9 @@ from yarn_advisor.advisor.engine.decide import (
     resolve_conflicts,
     run_order,
 )
-from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Advice, Priority
+from yarn_advisor.advisor.model.recommendation import Conflict, Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import NO_READS, POLICIES, Policy, PolicyResult, Reads
 from yarn_advisor.classifiers.model.live import Predictions
@@ -35,9 +37,8 @@ def fake(name: str, advise: Advise, reads: tuple[str, ...] = ()) -> Policy:
 
 
 def rec(policy: str, target: str, value: int, rule: str = "r") -> Recommendation:
-    return Recommendation(
-        Kind.SET_APP_PRIORITY, target, value, policy, Explanation(rule, f"{policy} wants {value}")
-    )
+    return Recommendation(Kind.SET_APP_PRIORITY, target, Priority(value), policy,
+                          Explanation(rule, f"{policy} wants {value}"))
 
 
 def emits(name: str, *recs: tuple[str, int]) -> Policy:
@@ -103,17 +104,17 @@ def test_a_policy_reads_what_it_declares_from_the_previous_cycle() -> None:
 
 
 def test_advice_from_different_policies_on_one_target_all_stands() -> None:
-    a = Recommendation(Kind.ADVISE_APP_CONFIG, "app1", {"x": 1}, "a", EXPL)
-    b = Recommendation(Kind.ADVISE_APP_CONFIG, "app1", {"y": 2}, "b", EXPL)
-    a2 = Recommendation(Kind.ADVISE_APP_CONFIG, "app1", {"x": 3}, "a", EXPL)
-    w1 = Recommendation(Kind.SET_APP_PRIORITY, "app1", 5, "a", EXPL)
-    w2 = Recommendation(Kind.SET_APP_PRIORITY, "app1", 7, "b", EXPL)
+    a = Recommendation(Kind.ADVISE_APP_CONFIG, "app1", Advice.of({"x": 1}), "a", EXPL)
+    b = Recommendation(Kind.ADVISE_APP_CONFIG, "app1", Advice.of({"y": 2}), "b", EXPL)
+    a2 = Recommendation(Kind.ADVISE_APP_CONFIG, "app1", Advice.of({"x": 3}), "a", EXPL)
+    w1 = Recommendation(Kind.SET_APP_PRIORITY, "app1", Priority(5), "a", EXPL)
+    w2 = Recommendation(Kind.SET_APP_PRIORITY, "app1", Priority(7), "b", EXPL)
     kept = resolve_conflicts([a, b, a2, w1, w2])
-    assert [(r.policy, r.kind.value, r.value) for r in kept] == [
+    assert [(r.policy, r.kind.value, J(r.value)) for r in kept] == [
         ("a", "advise_app_config", {"x": 1}), ("b", "advise_app_config", {"y": 2}),
         ("a", "set_app_priority", 5)]
-    assert kept[0].explanation.conflicts[0]["value"] == {"x": 3}
-    assert kept[2].explanation.conflicts[0]["policy"] == "b"
+    assert J(kept[0].explanation.conflicts[0].value) == {"x": 3}
+    assert kept[2].explanation.conflicts[0].policy == "b"
 
 
 def test_a_failing_policy_is_reported_and_keeps_its_state() -> None:
@@ -138,15 +139,13 @@ def test_bad_results_are_errors_too() -> None:
 def test_conflicts_go_to_the_earlier_policy_and_are_explained() -> None:
     reg = {"a": emits("a", ("x", 1), ("y", 2)), "b": emits("b", ("x", 9), ("z", 3))}
     res = decide(SNAP, AdvisorState(), EngineConfig(precedence=("a", "b")), registry=reg)
-    got = {(r.target, r.policy, r.value) for r in res.recommendations}
+    got = {(r.target, r.policy, J(r.value)) for r in res.recommendations}
     assert got == {("x", "a", 1), ("y", "a", 2), ("z", "b", 3)}
     x = next(r for r in res.recommendations if r.target == "x")
-    assert x.explanation.conflicts == (
-        {"policy": "b", "value": 9, "rule": "b.rule", "summary": "b wants 9"},
-    )
+    assert x.explanation.conflicts == (Conflict("b", Priority(9), "b.rule", "b wants 9"),)
     flipped = decide(SNAP, AdvisorState(), EngineConfig(precedence=("b", "a")), registry=reg)
     x2 = next(r for r in flipped.recommendations if r.target == "x")
-    assert (x2.policy, x2.value) == ("b", 9)
+    assert (x2.policy, J(x2.value)) == ("b", 9)
     assert [r.target for r in flipped.recommendations] == ["x", "z", "y"]
 
 
@@ -154,7 +153,7 @@ def test_same_policy_duplicates_keep_the_first() -> None:
     reg = {"a": emits("a", ("x", 1), ("x", 2))}
     res = decide(SNAP, AdvisorState(), EngineConfig(), registry=reg)
     (only,) = res.recommendations
-    assert only.value == 1 and only.explanation.conflicts[0]["value"] == 2
+    assert J(only.value) == 1 and J(only.explanation.conflicts[0].value) == 2
 
 
 def test_disabled_policies_do_not_run_and_keep_their_state() -> None:

@@ -12,7 +12,8 @@ contention may take back.
 from __future__ import annotations
 
 from yarn_advisor.advisor.model.decision_table import Borrower, Decisions, Lending
-from yarn_advisor.advisor.model.recommendation import JsonValue, Kind
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import NodeResource, Payload
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies._base import PolicyResult, Reads
 from yarn_advisor.advisor.policies.opera.inputs import memory_only, pending_groups
@@ -49,9 +50,8 @@ def plan(snapshot: Snapshot, result: PolicyResult[object], params: Params, reads
     return Decisions(nodes=nodes)
 
 
-def _size(value: JsonValue) -> tuple[int, int] | None:
-    """``(memory_mb, vcores)`` of an ``update_node_resource`` value."""
-    if not isinstance(value, dict):
+def _size(value: Payload) -> tuple[int, int] | None:
+    """``(memory_mb, vcores)`` of an ``update_node_resource`` value (None: not both set)."""
+    if not isinstance(value, NodeResource) or value.memory_mb is None or value.vcores is None:
         return None
-    mem, vc = value.get("memory_mb"), value.get("vcores")
-    return (mem, vc) if isinstance(mem, int) and isinstance(vc, int) else None
+    return value.memory_mb, value.vcores
