@@ -20,7 +20,8 @@ jobs than the baseline (a failed job ends early: no gain). ``--json``:
 the in-RM mode derives from the workload. The simulator is deterministic: each
 figure is one run.
 
-    python bench/plugin_ablation.py [--workloads haste_table3,...] [--json]
+    python bench/plugin_ablation.py [--workloads haste_table3,...] [--variants none,all]
+        [--interval 10] [--json]
 """
 
 from __future__ import annotations
@@ -68,10 +69,13 @@ def metrics(paper: str, r: Report, base: Report, inrm: Report) -> dict[str, Any]
     return out
 
 
-def one(name: str) -> dict[str, Any]:
+def one(name: str, interval_s: float | None = None,
+        labels: frozenset[str] | None = None) -> dict[str, Any]:
     wl = pt.load(name)
     paper = PAPER_OF[name.split("_")[0]]
     cfg: AdvisorConfig = pt._anacrac_cfg(wl) if paper == "anacrac" else pt.load_config()
+    if interval_s is not None:
+        cfg = with_overrides(cfg, {"sense": {"interval_s": interval_s}})
     algo = wl.paper or paper
     inrm = pt.run_with(wl, build_scheduler(algo, wl, pt.load_config()))[0]
     if wl.scheduler.type != "capacity":
@@ -79,11 +83,13 @@ def one(name: str) -> dict[str, Any]:
     base = Simulation(wl).run()
     runs = []
     for label, kinds in variants():
+        if labels is not None and label not in labels:
+            continue
         r = run_plugin(wl, None, with_overrides(cfg, {"precision": {"decisions": list(kinds)}}))
         runs.append({"variant": label, **metrics(paper, r[0], base, inrm)})
-    return {"workload": wl.name, "paper": algo, "scheduler": base.scheduler,
-            "baseline": metrics(paper, base, base, inrm), "in_rm": metrics(paper, inrm, base,
-                                                                          inrm),
+    return {"workload": wl.name, "paper": algo, "interval_s": cfg.sense.interval_s,
+            "scheduler": base.scheduler, "baseline": metrics(paper, base, base, inrm),
+            "in_rm": metrics(paper, inrm, base, inrm),
             "runs": runs}
 
 
@@ -91,7 +97,8 @@ def render(result: dict[str, Any]) -> str:
     lines = []
     for w in result["workloads"]:
         heads = [k for k in w["baseline"] if k != "failed"]
-        lines.append(f"{w['workload']} ({w['paper']}, {w['scheduler']}): baseline "
+        lines.append(f"{w['workload']} ({w['paper']}, {w['scheduler']}, cycle "
+                     f"{w['interval_s']:g} s): baseline "
                      + ", ".join(f"{h} {w['baseline'][h]['value']:g}" for h in heads)
                      + "; in-RM " + ", ".join(f"{h} {w['in_rm'][h]['value']:g}" for h in heads))
         for r in w["runs"]:
@@ -109,6 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     ap.add_argument("--workloads", default=",".join(WORKLOADS),
                     help="comma-separated subset of the paper workloads")
+    ap.add_argument("--variants", default="",
+                    help="comma-separated subset of the runs (e.g. 'none,all'; default: all)")
+    ap.add_argument("--interval", type=float, metavar="S",
+                    help="the advisor's cycle, sense.interval_s (default 30: the table is "
+                         "published once per cycle)")
     ap.add_argument("--json", action="store_true", help="one JSON object")
     args = ap.parse_args(argv)
     names = [n.strip() for n in args.workloads.split(",") if n.strip()]
@@ -118,7 +130,8 @@ def main(argv: list[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     t0 = time.monotonic()
-    out = [one(n) for n in names]
+    labels = frozenset(v.strip() for v in args.variants.split(",") if v.strip()) or None
+    out = [one(n, args.interval, labels) for n in names]
     result = {"workloads": out, "runs": sum(len(w["runs"]) + 2 for w in out),
               "wall_s": round(time.monotonic() - t0, 1)}
     print(json.dumps(result, sort_keys=True) if args.json else render(result))
