@@ -9,7 +9,8 @@ advisor's identity) or withdraws the table, and says why:
 * ``dry_run``: the advisor does not enforce (top-level ``dry_run``, or no writer);
 * ``kill_switch``, ``not_leader``, or ``withheld`` (another guardrail that blocked
   the cycle's writes: a stale snapshot, an RM not active or re-syncing);
-* ``rollback``: ``yarn-advisor rollback`` withdrew it, for ``actuator.rollback_hold_s``.
+* ``rollback``: ``yarn-advisor rollback`` withdrew it, for ``actuator.rollback_hold_s``;
+* ``stopped``: the daemon stopped (:meth:`Publisher.stop`).
 
 Either way every sink hears it: the HTTP endpoint's :class:`LatestTable`, an
 optional :class:`TableFile`, the simulator's plug-in. A withdrawn table makes
@@ -215,6 +216,16 @@ class Publisher:
         for sink in self.sinks:
             sink.publish(table)
         return table
+
+    def stop(self) -> None:
+        """The advisor stops: the table is withdrawn (``stopped``), so a table file does
+        not outlive the advisor until its TTL (the endpoint goes with the process)."""
+        if self.withdrawn != "stopped":
+            self.journal.append({"event": "withdrawn", "reason": "stopped",
+                                 "after_seq": self.seq, "block": None})
+        self.withdrawn = "stopped"
+        for sink in self.sinks:
+            sink.withdraw("stopped")
 
     def _journal(self, table: DecisionTable) -> None:
         body = table.to_json()

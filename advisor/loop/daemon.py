@@ -118,6 +118,8 @@ class Advisor:
             started = time.monotonic()
             self.run_once()
             self._stop.wait(max(0.0, interval_s - (time.monotonic() - started)))
+        if self.actuator.publisher is not None:  # precision mode: the RM back to its default
+            self.actuator.publisher.stop()
         log.info("stopped after %d cycles", self.cycle)
 
     def stop(self) -> None:

@@ -198,3 +198,16 @@ def test_the_endpoint_answers_200_with_an_etag_304_and_404_with_the_reason(
         assert json.loads(server.decision_table(None)[1])["reason"] == "disabled"
     finally:
         server.httpd.server_close()
+
+
+def test_stopping_withdraws_once_and_deletes_the_file(tmp_path: Path) -> None:
+    p, sink = publisher(tmp_path)
+    f = TableFile(tmp_path / "table.json")
+    p.sinks.append(f)
+    p.cycle(HOLD, TS, None, True)
+    assert f.path.exists()
+    p.stop()
+    p.stop()
+    assert not f.path.exists()
+    assert sink.heard[-1] == ("withdraw", "stopped")
+    assert [r["reason"] for r in records(p) if r["event"] == "withdrawn"] == ["stopped"]
