@@ -18,8 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from yarn_advisor import __version__
 from yarn_advisor.advisor.act.actuator import journal_path
 from yarn_advisor.advisor.cli import explain, rollback
+from yarn_advisor.advisor.cli.logs import setup_logging
 from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.ha.coordinator import per_advisor_config, start_ha
 from yarn_advisor.advisor.loop.daemon import Advisor
@@ -73,6 +75,7 @@ def build_parser(simulator: bool = False) -> argparse.ArgumentParser:
     the simulator: only that subcommand loads it (the daemon never does)."""
     p = argparse.ArgumentParser(prog="yarn-advisor", description=__doc__.split("\n")[0])
     p.add_argument("--debug", action="store_true", help="show tracebacks (for bug reports)")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the advisor (dry-run by default)")
@@ -112,12 +115,6 @@ def build_parser(simulator: bool = False) -> argparse.ArgumentParser:
     else:  # listed in --help; `yarn-advisor simulate ...` builds the parser above
         sub.add_parser("simulate", help=SIMULATE_HELP)
     return p
-
-
-def setup_logging(cfg: AdvisorConfig) -> None:
-    fmt = ('{"ts":"%(asctime)s","level":"%(levelname)s","msg":"%(message)s"}'
-           if cfg.logging.json_lines else "%(asctime)s %(levelname)s %(message)s")
-    logging.basicConfig(level=cfg.logging.level, format=fmt, stream=sys.stderr, force=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

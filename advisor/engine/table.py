@@ -18,7 +18,7 @@ from typing import Any
 
 from yarn_advisor.advisor.model.decision_table import Decisions
 from yarn_advisor.advisor.model.snapshot import Snapshot
-from yarn_advisor.advisor.policies import Policy, PolicyResult, Reads
+from yarn_advisor.advisor.policies import AnyPolicy, PolicyResult, Reads
 from yarn_advisor.advisor.policies.anacrac import decisions as anacrac
 from yarn_advisor.advisor.policies.haste import decisions as haste
 from yarn_advisor.advisor.policies.matchmaking import decisions as matchmaking
@@ -37,8 +37,8 @@ PLANNERS: dict[str, Planner] = {
 
 
 def plan_table(snapshot: Snapshot, results: Mapping[str, PolicyResult[object]],
-               reads: Mapping[str, Reads], sections: Mapping[str, PolicySection],
-               order: Sequence[str], registry: Mapping[str, Policy], kinds: frozenset[str],
+               reads: Reads, sections: Mapping[str, PolicySection],
+               order: Sequence[str], registry: Mapping[str, AnyPolicy], kinds: frozenset[str],
                ) -> tuple[Decisions, list[tuple[str, Exception]]]:
     """The joined parts of the policies in ``order`` that advised this cycle
     (``results``), and the planners that failed."""
@@ -51,10 +51,10 @@ def plan_table(snapshot: Snapshot, results: Mapping[str, PolicyResult[object]],
         section = sections.get(name) or PolicySection()
         if planner is None or result is None or section.dry_run is True:
             continue
-        policy = registry[name]
-        params = section.params if isinstance(section.params, policy.Params) else policy.Params()
+        model = registry[name].params
+        params = section.params if isinstance(section.params, model) else model()
         try:
-            parts.append(planner(snapshot, result, params, reads.get(name, {}), kinds))
+            parts.append(planner(snapshot, result, params, reads, kinds))
         except Exception as exc:  # one planner must not cost the others their part
             failed.append((name, exc))
     return Decisions.merge(parts), failed

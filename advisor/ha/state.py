@@ -135,7 +135,7 @@ def _restore_policies(advisor: Member, data: dict[str, Any]) -> None:
     states = dict(advisor.state.policies)
     for name, raw in dict(data["states"]).items():
         if name in POLICIES:  # a policy this version no longer has is left out
-            states[name] = POLICIES[name].State.from_json(raw)
+            states[name] = POLICIES[name].state_from_json(raw)
     advisor.state = replace(advisor.state, policies=states)
 
 

@@ -24,23 +24,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from yarn_advisor.advisor.act.outcomes import Block
 from yarn_advisor.advisor.engine.classify import ClassifierSummary
 from yarn_advisor.advisor.loop.report import CycleReport, Totals
-from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.families import MIB, TOP_N, counter, gauge, single
 from yarn_advisor.advisor.model.payloads import ContainerSize, NodeResource, Priority
 from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
-from yarn_advisor.advisor.policies.opera.state import State as OperaState
-from yarn_advisor.advisor.policies.prism.state import State as PrismState
+from yarn_advisor.advisor.policies import POLICIES, AnyPolicy
 from yarn_advisor.config.schema import AdvisorConfig
 
-NS = "yarn_advisor"
-TOP_N = 10  # targets named in labels per (policy, kind) and cycle, at most
-MIB = 1024 * 1024  # the RM counts memory in MiB; the metrics in bytes
 SOURCES = ("rm", "containers", "nm_jmx", "rm_jmx", "scheduler_conf", "rm_conf", "mapreduce",
            "history")
 # the reason classes of skipped cycles: ConnectorError.reason of the required read that
@@ -48,7 +44,6 @@ SOURCES = ("rm", "containers", "nm_jmx", "rm_jmx", "scheduler_conf", "rm_conf", 
 SKIP_REASONS = ("auth", "error", "http_status", "internal error", "parse", "standby", "timeout",
                 "unavailable")
 HA_STATES = ("ACTIVE", "STANDBY", "INITIALIZING", "STOPPED")
-HASTE_SCORES = ("preference", "fitness", "urgency", "alignment")
 CLASSES = ("short", "long")
 Mode = Callable[[str], str]  # policy -> "enforce" | "dry_run"
 
@@ -75,31 +70,6 @@ class BuildInfo:
         return cls(version, config.fingerprint() if config is not None else "unknown")
 
 
-def _family(kind: type[GaugeMetricFamily] | type[CounterMetricFamily], name: str, doc: str,
-            labels: Sequence[str], rows: Iterable[tuple[Sequence[str], float]]) -> Metric:
-    family = kind(f"{NS}_{name}", doc, labels=list(labels))
-    for values, value in rows:
-        family.add_metric(list(values), value)
-    return family
-
-
-def gauge(name: str, doc: str, labels: Sequence[str],
-          rows: Iterable[tuple[Sequence[str], float]]) -> Metric:
-    """A gauge family with one sample per row."""
-    return _family(GaugeMetricFamily, name, doc, labels, rows)
-
-
-def counter(name: str, doc: str, labels: Sequence[str],
-            rows: Iterable[tuple[Sequence[str], float]]) -> Metric:
-    """A counter family (exposed as ``<name>_total``) with one sample per row."""
-    return _family(CounterMetricFamily, name, doc, labels, rows)
-
-
-def single(name: str, doc: str, value: float) -> Metric:
-    """A gauge without labels."""
-    return GaugeMetricFamily(f"{NS}_{name}", doc, value=value)
-
-
 class AdvisorCollector(Collector):
     """Yields the advisor's metric families from ``latest()`` and ``totals``.
 
@@ -109,12 +79,14 @@ class AdvisorCollector(Collector):
 
     def __init__(self, latest: Callable[[], CycleReport | None], totals: Totals,
                  blocked: Callable[[], Mapping[Block, int]] = dict, mode: Mode = dry_run_only,
-                 build: BuildInfo | None = None) -> None:
+                 build: BuildInfo | None = None,
+                 policies: Mapping[str, AnyPolicy] = POLICIES) -> None:
         self.latest = latest
         self.totals = totals
         self.blocked = blocked
         self.mode = mode
         self.build = build or BuildInfo.of(None)
+        self.policies = policies
 
     def collect(self) -> Iterable[Metric]:
         report = self.latest()
@@ -129,9 +101,17 @@ class AdvisorCollector(Collector):
         if report.snapshot is not None:
             yield from _snapshot(report.snapshot)
         yield from self._recommendations(report.recommendations)
-        yield from _policy_states(report.states)
+        yield from self._policies(report)
         if report.classifier is not None:
             yield from _classifier(report.classifier)
+
+    def _policies(self, report: CycleReport) -> Iterable[Metric]:
+        """Each policy's own families (its ``metrics`` hook) from its latest state and
+        recommendations, in registry order."""
+        for name, policy in self.policies.items():
+            if name in report.states:
+                recs = [r for r in report.recommendations if r.policy == name]
+                yield from policy.export(report.states[name], recs, self.mode(name))
 
     def _advisor_mode(self, report: CycleReport | None) -> str:
         """``enforce`` if any policy seen so far enforces (blocks by reason are not
@@ -196,7 +176,6 @@ class AdvisorCollector(Collector):
                     [((r.policy, r.kind.value, r.target, mode(r.policy)), vc)
                      for r, vc in vcores])
         yield _top_priorities(recs, mode)
-        yield _haste_scores(recs, mode)
 
 
 def _top_per_policy_kind(recs: Sequence[Recommendation]) -> list[Recommendation]:
@@ -221,25 +200,6 @@ def _top_priorities(recs: Sequence[Recommendation], mode: Mode) -> Metric:
                  [((r.target, r.policy, mode(r.policy)), float(v)) for v, r in top])
 
 
-def _num(x: object) -> float | None:
-    """``x`` as a float when it is a JSON number, else None."""
-    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
-
-
-def _haste_scores(recs: Sequence[Recommendation], mode: Mode) -> Metric:
-    """HaSTE's explanation scores of its top-N priority recommendations (best rank
-    first, then highest preference)."""
-    scored = [(_num(r.explanation.scores.get("rank")) or 0.0, -pref, r.target, r)
-              for r in recs if r.policy == "haste" and r.kind is Kind.SET_APP_PRIORITY
-              and (pref := _num(r.explanation.scores.get("preference"))) is not None]
-    scored.sort(key=lambda row: row[:3])
-    rows = [((r.target, s, mode(r.policy)), v) for *_, r in scored[:TOP_N]
-            for s in HASTE_SCORES if (v := _num(r.explanation.scores.get(s))) is not None]
-    return gauge("haste_score", f"HaSTE scores (preference, fitness, urgency, alignment) of "
-                 f"the top {TOP_N} apps it ranked in the latest cycle", ["app", "score", "mode"],
-                 rows)
-
-
 def _cycle(report: CycleReport) -> Iterable[Metric]:
     srcs = sorted(report.sources.items())
     yield gauge("connector_up", "1 if the source was read in the latest cycle", ["source"],
@@ -255,26 +215,6 @@ def _cycle(report: CycleReport) -> Iterable[Metric]:
                  report.started_at)
     yield single("last_cycle_ok", "1 if the latest cycle sensed the cluster",
                  1.0 if report.outcome == "ok" else 0.0)
-
-
-def _policy_states(states: Mapping[str, object]) -> Iterable[Metric]:
-    """What the policies' states say about the whole cluster (sums over nodes)."""
-    opera, prism = states.get("opera"), states.get("prism")
-    if isinstance(prism, PrismState):
-        idle = prism.idle_headroom.values()
-        yield single("opportunistic_headroom_memory_bytes", "Allocated but idle memory by "
-                     "PRISM's phase profiles, summed over nodes (what OPERA may lend)",
-                     sum(v[0] for v in idle) * MIB)
-        yield single("opportunistic_headroom_vcores", "Allocated but idle vcores by PRISM's "
-                     "phase profiles, summed over nodes", sum(v[1] for v in idle))
-    if isinstance(opera, OperaState):
-        lent = opera.lent.values()
-        yield single("borrowed_memory_bytes", "Memory OPERA lends to short tasks beyond the "
-                     "nodes' capacity this cycle, summed over nodes",
-                     sum(v[0] for v in lent) * MIB)
-        yield single("borrowed_vcores", "Vcores OPERA lends to short tasks this cycle, summed "
-                     "over nodes", sum(v[1] for v in lent))
-        yield single("lending_nodes", "Nodes on which OPERA lends this cycle", len(opera.lent))
 
 
 def _classifier(c: ClassifierSummary) -> Iterable[Metric]:

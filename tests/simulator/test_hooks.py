@@ -23,7 +23,7 @@ from yarn_advisor.advisor.model.payloads import (
     Priority,
     value_from_json,
 )
-from yarn_advisor.advisor.policies import POLICIES
+from yarn_advisor.advisor.policies import POLICIES, Reads
 from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError
 from yarn_advisor.simulator.levers import SimLevers
 from yarn_advisor.simulator.simulation import CLUSTER_TS, Simulation
@@ -104,7 +104,7 @@ def test_every_policy_advises_on_a_simulated_snapshot() -> None:
     sim.run(until_ms=3500)
     snap = snapshot(sim)
     for name, policy in POLICIES.items():
-        result = policy.advise(snap, policy.State(), policy.Params())
+        result = policy.run(snap, policy.initial_state(), policy.params(), Reads())
         assert isinstance(result.recommendations, tuple), name
 
 
@@ -297,7 +297,7 @@ def test_policies_recommendations_go_through_the_writer(tmp_path: Path) -> None:
     sim.run(until_ms=3500)
     snap = snapshot(sim)
     mm = POLICIES["matchmaking"]
-    recs = mm.advise(snap, mm.State(), mm.Params()).recommendations
+    recs = mm.run(snap, mm.initial_state(), mm.params(), Reads()).recommendations
     rec = next(r for r in recs if r.kind.value == "update_scheduler_conf")
     out, result = _write(SimLevers(sim), tmp_path, rec.kind.value, rec.target, rec.value.to_json())
     assert out == "applied"

@@ -18,7 +18,7 @@ from yarn_advisor.advisor.model.decision_table import (
 from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.payloads import NodeResource
 from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
-from yarn_advisor.advisor.policies import PolicyResult
+from yarn_advisor.advisor.policies import PolicyResult, Reads
 from yarn_advisor.advisor.policies.anacrac import decisions as anacrac
 from yarn_advisor.advisor.policies.anacrac.params import Params as AnacracParams
 from yarn_advisor.advisor.policies.haste import decisions as haste
@@ -44,7 +44,7 @@ def result(state: object = None, *recs: Recommendation) -> PolicyResult[object]:
 
 def test_haste_holds_every_mapreduce_jobs_reduces_while_its_maps_are_asked() -> None:
     snap = snapshot([node(N1)], [app(A, [rr(20, 1024, 1, 4)])])
-    d = haste.plan(snap, result(), HasteParams(), {}, frozenset({"haste.holdback"}))
+    d = haste.plan(snap, result(), HasteParams(), Reads(), frozenset({"haste.holdback"}))
     (rule,) = d.rules
     assert rule.match == Match(application_type="MAPREDUCE")
     (q,) = rule.requests
@@ -57,8 +57,8 @@ def test_haste_fitness_only_while_two_task_shapes_differ() -> None:
     one_shape = snapshot(nodes, [app(A, [rr(20, 2048, 2, 4)]), app(B, [rr(20, 1024, 1, 4)])])
     mixed = snapshot(nodes, [app(A, [rr(20, 4096, 1, 4)]), app(B, [rr(20, 1024, 4, 4)])])
     kinds = frozenset({"haste.fitness"})
-    assert haste.plan(one_shape, result(), HasteParams(), {}, kinds).rules == ()
-    (rule,) = haste.plan(mixed, result(), HasteParams(), {}, kinds).rules
+    assert haste.plan(one_shape, result(), HasteParams(), Reads(), kinds).rules == ()
+    (rule,) = haste.plan(mixed, result(), HasteParams(), Reads(), kinds).rules
     fits = {q.priority: q.fit for q in rule.requests}
     assert set(fits) == {5, 10, 19, 20}
     f = fits[20]
@@ -69,12 +69,12 @@ def test_haste_order_ranks_by_alignment_and_only_when_it_differs() -> None:
     it = app(A, [rr(20, 1024, 1, 4)], tags=["iteration:5/10"])
     plain = app(B, [rr(20, 1024, 1, 4)])
     kinds = frozenset({"haste.order"})
-    d = haste.plan(snapshot([node(N1)], [plain, it]), result(), HasteParams(), {}, kinds)
+    d = haste.plan(snapshot([node(N1)], [plain, it]), result(), HasteParams(), Reads(), kinds)
     assert {a: e.rank for a, e in d.apps.items()} == {A: 0, B: 1}
-    same = haste.plan(snapshot([node(N1)], [plain]), result(), HasteParams(), {}, kinds)
+    same = haste.plan(snapshot([node(N1)], [plain]), result(), HasteParams(), Reads(), kinds)
     assert same.apps == {}
     off = haste.plan(snapshot([node(N1)], [plain, it]), result(),
-                     HasteParams(alignment=False), {}, kinds)
+                     HasteParams(alignment=False), Reads(), kinds)
     assert off.apps == {}
 
 
@@ -83,11 +83,11 @@ def test_matchmaking_keeps_maps_local_for_one_heartbeat_round_in_every_leaf_queu
                     queues=[queue("root", leaf=False), queue("root.a"), queue("root.b")])
     state = MatchmakingState(markers={N1: 0, N2: 2})
     kinds = frozenset({"matchmaking.local_only"})
-    d = matchmaking.plan(snap, result(state), MatchmakingParams(rounds=2), {}, kinds)
+    d = matchmaking.plan(snap, result(state), MatchmakingParams(rounds=2), Reads(), kinds)
     assert [r.match for r in d.rules] == [Match(queue="a"), Match(queue="b")]
     lo = d.rules[0].requests[0].local_only
     assert lo is not None and (lo.max_skips, lo.except_nodes) == (4, frozenset())
-    marked = matchmaking.plan(snap, result(state), MatchmakingParams(plugin_markers=True), {},
+    marked = matchmaking.plan(snap, result(state), MatchmakingParams(plugin_markers=True), Reads(),
                               kinds)
     lo = marked.rules[0].requests[0].local_only
     assert lo is not None and lo.except_nodes == frozenset({N1})
@@ -100,7 +100,7 @@ def test_anacrac_rules_become_table_rules_on_the_nodes_they_name() -> None:
         {"name": "nothing", "app_type": "SPARK"}]})
     snap = snapshot([node(N1), node(N2), node(N3)],
                     [app(A, name="etl-nightly"), app(B, name="adhoc")])
-    d = anacrac.plan(snap, result(), params, {}, frozenset({"anacrac.rules"}))
+    d = anacrac.plan(snap, result(), params, Reads(), frozenset({"anacrac.rules"}))
     (rule,) = d.rules
     assert rule.match == Match(application_type="SQOOP")
     assert rule.requests == (RequestDecision(None, allow=Allow(frozenset({N1, N2}),
@@ -119,11 +119,11 @@ def test_opera_lends_the_raise_to_the_requests_called_short() -> None:
     preds = Predictions(60.0, {(A, 20): GroupPrediction(A, 20, "MAP", 1024, 1, Prediction(
         True, 0.99, "t")), (B, 20): GroupPrediction(B, 20, "MAP", 1024, 1, Prediction(
             False, 0.2, "t"))})
-    d = opera.plan(snap, result(state, raise_n2), OperaParams(), {"classifier": preds},
+    d = opera.plan(snap, result(state, raise_n2), OperaParams(), Reads(preds),
                    frozenset({"opera.lending"}))
     assert {n: (x.memory_mb, x.vcores) for n, x in d.nodes.items()} == {N1: (0, 4), N2: (0, 1)}
     assert d.nodes[N1].borrowers == frozenset({Borrower(A, 20)})
-    none = opera.plan(snap, result(state), OperaParams(), {}, frozenset({"opera.lending"}))
+    none = opera.plan(snap, result(state), OperaParams(), Reads(), frozenset({"opera.lending"}))
     assert none.nodes[N1].borrowers == frozenset()  # no predictions: nothing is short
 
 

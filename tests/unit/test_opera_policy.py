@@ -14,7 +14,7 @@ from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import opera, prism
-from yarn_advisor.advisor.policies._base import Reads
+from yarn_advisor.advisor.policies._base import Reads, Shared
 from yarn_advisor.advisor.policies.opera.inputs import memory_only, prediction_of
 from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
 from yarn_advisor.classifiers.model.naive_bayes import Prediction
@@ -58,9 +58,9 @@ def _preds(*groups: tuple[str, int, bool, float | None]) -> Predictions:
                               for a, prio, short, p in groups})
 
 
-def _short(**more: object) -> Reads:
-    """What OPERA reads when the classifier calls B's maps short (and ``more``)."""
-    return {"classifier": _preds((B, 20, True, 0.95)), **more}
+def _short(shared: Shared | None = None) -> Reads:
+    """What OPERA reads when the classifier calls B's maps short (and ``shared``)."""
+    return Reads(_preds((B, 20, True, 0.95)), shared or Shared())
 
 
 NEW = opera.State()
@@ -264,7 +264,7 @@ def test_unmeasured_usage_uses_allocation_less_prism_headroom() -> None:
     n = node(N1, used=BASE, containers=4)  # no heartbeat utilization, no JMX usage
     snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 1, 2)])], containers=cs)
     assert opera.advise(snap, NEW, P(), _short()).recommendations == ()  # OA <= 0
-    reads = _short(prism=prism.State(idle_headroom={N1: (6144.0, 5.0)}))
+    reads = _short(prism.POLICY.shared(prism.State(idle_headroom={N1: (6144.0, 5.0)})))
     rec = _kinds(opera.advise(snap, NEW, P(), reads).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
     assert J(rec.value) == {"memory_mb": 8192 + 2048, "vcores": 10}
@@ -294,9 +294,8 @@ def test_prediction_of_a_request_group(
 def test_without_the_classifier_nothing_is_lent() -> None:
     assert _kinds(opera.advise(_snap(), NEW, P()).recommendations,
                   Kind.UPDATE_NODE_RESOURCE) == {}
-    odd: Reads = {"classifier": {"not": "predictions"}, "prism": 3}
-    assert opera.advise(_snap(), NEW, P(), odd) == \
-        opera.advise(_snap(), NEW, P())
+    empty = Reads(Predictions(60.0, {}), Shared(idle_headroom={}))
+    assert opera.advise(_snap(), NEW, P(), empty) == opera.advise(_snap(), NEW, P())
 
 
 def test_garbage_state_reads_as_the_empty_state() -> None:

@@ -6,6 +6,7 @@ import importlib.util
 import subprocess
 import sys
 import tomllib
+from importlib import metadata
 from pathlib import Path
 from types import ModuleType
 
@@ -18,20 +19,41 @@ def _pyproject() -> dict[str, object]:
 
 def test_every_package_in_the_tree_is_installed_under_yarn_advisor() -> None:
     setuptools = _pyproject()["tool"]["setuptools"]  # type: ignore[index]
-    mapped = setuptools["package-dir"]
+    mapped = {ROOT / folder: prefix for prefix, folder in setuptools["package-dir"].items()}
     listed = set(setuptools["packages"])
     found = set()
-    for prefix, folder in mapped.items():
-        for init in (ROOT / folder).rglob("__init__.py"):
-            rel = init.parent.relative_to(ROOT / folder)
-            found.add(".".join([prefix, *rel.parts]))
+    for folder in mapped:
+        for init in folder.rglob("__init__.py"):
+            # the innermost mapped folder holding it names it (advisor/_root is yarn_advisor)
+            home = max((f for f in mapped if init.parent.is_relative_to(f)),
+                       key=lambda f: len(f.parts))
+            rel = init.parent.relative_to(home)
+            found.add(".".join([mapped[home], *rel.parts]))
     assert found == listed
-    assert all(name.startswith("yarn_advisor.") for name in listed)
+    assert all(name == "yarn_advisor" or name.startswith("yarn_advisor.") for name in listed)
+
+
+def test_the_package_has_its_version() -> None:
+    import yarn_advisor
+
+    assert yarn_advisor.__version__ == metadata.version("yarn-advisor")
+    assert yarn_advisor.__version__ == _pyproject()["project"]["version"]  # type: ignore[index]
+
+
+def test_every_package_is_typed() -> None:
+    setuptools = _pyproject()["tool"]["setuptools"]  # type: ignore[index]
+    assert all((ROOT / folder / "py.typed").is_file()
+               for folder in setuptools["package-dir"].values())
 
 
 def test_mypy_sees_the_tree_under_its_import_names() -> None:
+    """.ci/typecheck/yarn_advisor mirrors the wheel: each mapped folder under its name."""
     link = ROOT / ".ci" / "typecheck" / "yarn_advisor"
-    assert link.is_symlink() and link.resolve() == ROOT
+    setuptools = _pyproject()["tool"]["setuptools"]  # type: ignore[index]
+    for prefix, folder in setuptools["package-dir"].items():
+        parts = prefix.split(".")[1:]
+        assert link.joinpath(*parts).resolve() == (ROOT / folder).resolve() or (
+            not parts and (link / "__init__.py").resolve() == ROOT / folder / "__init__.py")
 
 
 def _image_context() -> ModuleType:
@@ -51,7 +73,8 @@ def test_the_image_context_holds_every_folder_the_wheel_is_built_from() -> None:
     copies, checks = ctx.build_stage((ROOT / "Dockerfile").read_text())
     copied = {src.rstrip("/") for sources, _ in copies for src in sources}
     folders = set(_pyproject()["tool"]["setuptools"]["package-dir"].values())  # type: ignore[index]
-    assert folders | {"pyproject.toml", "README.md"} <= copied
+    assert {"pyproject.toml", "README.md"} <= copied
+    assert all(any(f == c or f.startswith(c + "/") for c in copied) for f in folders), folders
     files = ctx.context_files(ROOT)
     for folder in folders:
         assert any(f.startswith(folder + "/") and f.endswith(".py") for f in files), folder

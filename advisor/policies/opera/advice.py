@@ -29,27 +29,23 @@ from yarn_advisor.advisor.policies.opera.inputs import (
 from yarn_advisor.advisor.policies.opera.overflow import overflow
 from yarn_advisor.advisor.policies.opera.params import NAME, Params
 from yarn_advisor.advisor.policies.opera.state import Reservation, State
-from yarn_advisor.advisor.policies.prism.state import State as PrismState
-from yarn_advisor.classifiers.model.live import Predictions
 
 
 def advise(snapshot: Snapshot, state: State, params: Params,
            reads: Reads = NO_READS) -> PolicyResult[State]:
     """One heartbeat round of OPERA on ``snapshot``.
 
-    ``reads["classifier"]``: this cycle's :class:`Predictions` (none: nothing is
-    short, nothing is lent); ``reads["prism"]``: PRISM's last state, whose
-    ``idle_headroom`` estimates unmeasured containers.
+    ``reads.predictions``: this cycle's :class:`Predictions` (none: nothing is
+    short, nothing is lent); ``reads.shared.idle_headroom``: PRISM's estimate of
+    unmeasured containers' idle resources (previous cycle).
     """
     floor = params.floor
-    predictions = reads.get("classifier")
-    prism = reads.get("prism")
-    headroom = prism.idle_headroom if isinstance(prism, PrismState) else {}
+    predictions = reads.predictions
+    headroom = reads.shared.idle_headroom or {}
     now = snapshot.taken_at
     mem_only = memory_only(snapshot, params.resource_calculator)
     nodes = node_inputs(snapshot, state.bases, headroom, params.settle_s)
-    groups = pending_groups(snapshot, predictions if isinstance(predictions, Predictions)
-                            else None, params.min_confidence, mem_only,
+    groups = pending_groups(snapshot, predictions, params.min_confidence, mem_only,
                             any_task=params.lend_to == "any")
     queue = TaskQueue(groups)
     reserved: dict[str, list[oc.Reserved]] = {}

@@ -19,7 +19,6 @@ from yarn_advisor.advisor.policies._base import PolicyResult, Reads
 from yarn_advisor.advisor.policies.opera.inputs import memory_only, pending_groups
 from yarn_advisor.advisor.policies.opera.params import Params
 from yarn_advisor.advisor.policies.opera.state import State
-from yarn_advisor.classifiers.model.live import Predictions
 
 LENDING = "opera.lending"
 
@@ -32,9 +31,7 @@ def plan(snapshot: Snapshot, result: PolicyResult[object], params: Params, reads
         return Decisions()
     asked = {r.target: _size(r.value) for r in result.recommendations
              if r.kind is Kind.UPDATE_NODE_RESOURCE}
-    predictions = reads.get("classifier")
-    groups = pending_groups(snapshot, predictions if isinstance(predictions, Predictions)
-                            else None, params.min_confidence,
+    groups = pending_groups(snapshot, reads.predictions, params.min_confidence,
                             memory_only(snapshot, params.resource_calculator),
                             any_task=params.lend_to == "any")
     borrowers = frozenset(Borrower(g.app_id, g.priority) for g in groups if g.task.eligible)
