@@ -1,8 +1,8 @@
 """The cycle's decision table: each policy's part, joined (precision mode). Pure.
 
-After the policies have advised, each enabled policy that has a planner
-(``PLANNERS``) turns what it computed -- its result (recommendations and next
-state), its parameters and what it reads -- into its part of the decision
+After the policies have advised, each enabled policy with a ``plan`` hook
+(``Policy.plan``: its package's ``decisions.py``) turns what it computed (its
+result, its parameters and what it reads) into its part of the decision
 table, for the decision kinds the configuration asks for
 (``precision.decisions``). The parts are joined in precedence order
 (:meth:`~yarn_advisor.advisor.model.decision_table.Decisions.merge`). A policy
@@ -13,27 +13,12 @@ policy's error and the others still plan. Publishing is the actuator's.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
 
 from yarn_advisor.advisor.model.decision_table import Decisions
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import AnyPolicy, PolicyResult, Reads
-from yarn_advisor.advisor.policies.anacrac import decisions as anacrac
-from yarn_advisor.advisor.policies.haste import decisions as haste
-from yarn_advisor.advisor.policies.matchmaking import decisions as matchmaking
-from yarn_advisor.advisor.policies.opera import decisions as opera
 from yarn_advisor.config.schema import PolicySection
-
-# (snapshot, the policy's result, its Params, what it reads, the kinds asked for)
-Planner = Callable[[Snapshot, PolicyResult[object], Any, Reads, frozenset[str]], Decisions]
-
-PLANNERS: dict[str, Planner] = {
-    "haste": haste.plan,
-    "matchmaking": matchmaking.plan,
-    "opera": opera.plan,
-    "anacrac": anacrac.plan,
-}
 
 
 def plan_table(snapshot: Snapshot, results: Mapping[str, PolicyResult[object]],
@@ -47,14 +32,12 @@ def plan_table(snapshot: Snapshot, results: Mapping[str, PolicyResult[object]],
     if not kinds:
         return Decisions(), failed
     for name in order:
-        planner, result = PLANNERS.get(name), results.get(name)
+        result = results.get(name)
         section = sections.get(name) or PolicySection()
-        if planner is None or result is None or section.dry_run is True:
+        if result is None or section.dry_run is True:
             continue
-        model = registry[name].params
-        params = section.params if isinstance(section.params, model) else model()
         try:
-            parts.append(planner(snapshot, result, params, reads, kinds))
+            parts.append(registry[name].plan_part(snapshot, result, section.params, reads, kinds))
         except Exception as exc:  # one planner must not cost the others their part
             failed.append((name, exc))
     return Decisions.merge(parts), failed

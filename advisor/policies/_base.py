@@ -15,7 +15,10 @@ A policy is a package ``advisor/policies/<paper>/`` whose ``__init__`` exposes
   from its state of the previous cycle (so the result does not depend on the
   order the policies run in);
 - ``metrics(state, recommendations, mode) -> metric families`` (optional): what
-  it exports about itself, so the generic metrics import no policy.
+  it exports about itself, so the generic metrics import no policy;
+- ``plan(snapshot, result, params, reads, kinds) -> Decisions`` (optional):
+  its part of precision mode's decision table, from what it computed this
+  cycle (``decisions.py`` of its package; docs/decision-table.md).
 
 What a policy reads besides its own state is :class:`Reads`: typed fields,
 never a string-keyed bag. Each package has the same files (``params.py``,
@@ -32,6 +35,7 @@ from typing import Generic, Protocol, Self, TypeVar
 
 from prometheus_client.core import Metric
 
+from yarn_advisor.advisor.model.decision_table import Decisions
 from yarn_advisor.advisor.model.jsonvalue import JsonDict
 from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
@@ -99,6 +103,7 @@ NO_READS = Reads()
 
 Advise = Callable[[Snapshot, S, P, Reads], PolicyResult[S]]
 MetricsOf = Callable[[S, Sequence[Recommendation], str], Iterable[Metric]]
+Plan = Callable[[Snapshot, PolicyResult[S], P, Reads, frozenset[str]], Decisions]
 
 
 @dataclass(frozen=True)
@@ -111,6 +116,7 @@ class Policy(Generic[P, S]):
     advise: Advise[S, P]
     shares: Callable[[S], Shared] | None = None
     metrics: MetricsOf[S] | None = None
+    plan: Plan[S, P] | None = None
 
     # --- the engine's view: a state and parameters of unknown type, checked here -------
     def initial_state(self) -> S:
@@ -138,6 +144,15 @@ class Policy(Generic[P, S]):
         """This policy's own metric families (none without a ``metrics`` hook)."""
         return () if self.metrics is None else self.metrics(self.own(state), recs, mode)
 
+    def plan_part(self, snapshot: Snapshot, result: PolicyResult[object], params: ConfigModel,
+                  reads: Reads, kinds: frozenset[str]) -> Decisions:
+        """Its part of the decision table for ``kinds`` (none without a ``plan`` hook)."""
+        if self.plan is None or not kinds:
+            return Decisions()
+        p = params if isinstance(params, self.params) else self.params()
+        own = PolicyResult(result.recommendations, self.own(result.next_state))
+        return self.plan(snapshot, own, p, reads, kinds)
+
 
 class AnyPolicy(Protocol):
     """A policy whose parameter and state types the caller does not know: what the
@@ -160,3 +175,6 @@ class AnyPolicy(Protocol):
 
     def export(self, state: object, recs: Sequence[Recommendation],
                mode: str) -> Iterable[Metric]: ...
+
+    def plan_part(self, snapshot: Snapshot, result: PolicyResult[object], params: ConfigModel,
+                  reads: Reads, kinds: frozenset[str]) -> Decisions: ...

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from _snapshots import app, node, queue, rr, snapshot
 
 from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, decide
 from yarn_advisor.advisor.engine.settings import load_config
-from yarn_advisor.advisor.engine.table import PLANNERS
 from yarn_advisor.advisor.model.decision_table import (
     Allow,
     Borrower,
@@ -18,11 +19,12 @@ from yarn_advisor.advisor.model.decision_table import (
 from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.payloads import NodeResource
 from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
-from yarn_advisor.advisor.policies import PolicyResult, Reads
+from yarn_advisor.advisor.policies import POLICIES, PolicyResult, Reads
 from yarn_advisor.advisor.policies.anacrac import decisions as anacrac
 from yarn_advisor.advisor.policies.anacrac.params import Params as AnacracParams
 from yarn_advisor.advisor.policies.haste import decisions as haste
 from yarn_advisor.advisor.policies.haste.params import Params as HasteParams
+from yarn_advisor.advisor.policies.matchmaking import POLICY as MATCHMAKING
 from yarn_advisor.advisor.policies.matchmaking import decisions as matchmaking
 from yarn_advisor.advisor.policies.matchmaking.params import Params as MatchmakingParams
 from yarn_advisor.advisor.policies.matchmaking.state import State as MatchmakingState
@@ -148,11 +150,8 @@ def test_a_dry_run_policy_contributes_nothing_and_a_failing_planner_is_an_error(
     def broken(*args: object) -> object:
         raise RuntimeError("no")
 
-    saved = PLANNERS["matchmaking"]
-    PLANNERS["matchmaking"] = broken  # type: ignore[assignment]
-    try:
-        d = decide(snap, AdvisorState(), EngineConfig(decisions=ALL))
-    finally:
-        PLANNERS["matchmaking"] = saved
+    registry = dict(POLICIES)
+    registry["matchmaking"] = dataclasses.replace(MATCHMAKING, plan=broken)
+    d = decide(snap, AdvisorState(), EngineConfig(decisions=ALL), registry=registry)
     assert [(e.policy, e.message) for e in d.errors] == [("matchmaking", "decision table: no")]
     assert d.table.rules and all(r.match != Match(queue="default") for r in d.table.rules)

@@ -69,9 +69,10 @@ IO% is unknown (IO thresholds are then not applied).
 
 from yarn_advisor.advisor.policies._base import Policy
 from yarn_advisor.advisor.policies.anacrac.advice import advise
+from yarn_advisor.advisor.policies.anacrac.decisions import plan
 from yarn_advisor.advisor.policies.anacrac.params import NAME, Params, Rule
 from yarn_advisor.advisor.policies.anacrac.state import State
 
-POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise)
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise, plan=plan)
 
 __all__ = ["NAME", "POLICY", "Params", "Rule", "State", "advise"]

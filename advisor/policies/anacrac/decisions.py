@@ -28,12 +28,13 @@ from yarn_advisor.advisor.policies._base import PolicyResult, Reads
 from yarn_advisor.advisor.policies.anacrac.inputs import in_hosts, rule_for
 from yarn_advisor.advisor.policies.anacrac.params import Params
 from yarn_advisor.advisor.policies.anacrac.params import Rule as AppRule
+from yarn_advisor.advisor.policies.anacrac.state import State
 
 RULES = "anacrac.rules"
 LIVE = frozenset({"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING"})
 
 
-def plan(snapshot: Snapshot, result: PolicyResult[object], params: Params, reads: Reads,
+def plan(snapshot: Snapshot, result: PolicyResult[State], params: Params, reads: Reads,
          kinds: frozenset[str]) -> Decisions:
     """ANACRAC's decisions of the ``kinds`` asked for."""
     if RULES not in kinds:

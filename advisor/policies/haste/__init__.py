@@ -40,10 +40,11 @@ Eq 3 cap, fallback urgency, flat normalisation, tie-breaks, ITA bounds) and
 """
 from yarn_advisor.advisor.policies._base import Policy
 from yarn_advisor.advisor.policies.haste.advice import advise
+from yarn_advisor.advisor.policies.haste.decisions import plan
 from yarn_advisor.advisor.policies.haste.metrics import metrics
 from yarn_advisor.advisor.policies.haste.params import NAME, IterationRule, Params
 from yarn_advisor.advisor.policies.haste.state import State
 
-POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise, metrics=metrics)
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise, metrics=metrics, plan=plan)
 
 __all__ = ["NAME", "POLICY", "IterationRule", "Params", "State", "advise"]

@@ -58,12 +58,13 @@ from yarn_advisor.advisor.policies.haste.inputs import (
     iteration_of,
 )
 from yarn_advisor.advisor.policies.haste.params import Params
+from yarn_advisor.advisor.policies.haste.state import State
 
 HOLDBACK, FITNESS, ORDER = "haste.holdback", "haste.fitness", "haste.order"
 MAPREDUCE = Match(application_type="MAPREDUCE")
 
 
-def plan(snapshot: Snapshot, result: PolicyResult[object], params: Params, reads: Reads,
+def plan(snapshot: Snapshot, result: PolicyResult[State], params: Params, reads: Reads,
          kinds: frozenset[str]) -> Decisions:
     """HaSTE's decisions of the ``kinds`` asked for."""
     requests: list[RequestDecision] = []

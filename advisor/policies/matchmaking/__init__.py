@@ -40,9 +40,10 @@ RM's current value already equals the held value: the live value read from
 
 from yarn_advisor.advisor.policies._base import Policy
 from yarn_advisor.advisor.policies.matchmaking.advice import advise
+from yarn_advisor.advisor.policies.matchmaking.decisions import plan
 from yarn_advisor.advisor.policies.matchmaking.params import NAME, Params
 from yarn_advisor.advisor.policies.matchmaking.state import State
 
-POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise)
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise, plan=plan)
 
 __all__ = ["NAME", "POLICY", "Params", "State", "advise"]

@@ -33,7 +33,7 @@ from yarn_advisor.advisor.policies.matchmaking.state import State
 LOCAL_ONLY = "matchmaking.local_only"
 
 
-def plan(snapshot: Snapshot, result: PolicyResult[object], params: Params, reads: Reads,
+def plan(snapshot: Snapshot, result: PolicyResult[State], params: Params, reads: Reads,
          kinds: frozenset[str]) -> Decisions:
     """Matchmaking's decisions of the ``kinds`` asked for."""
     state = result.next_state

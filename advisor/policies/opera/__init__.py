@@ -53,10 +53,11 @@ reserved on a node leaves it. A group's tasks are assigned in bulk
 
 from yarn_advisor.advisor.policies._base import Policy
 from yarn_advisor.advisor.policies.opera.advice import advise
+from yarn_advisor.advisor.policies.opera.decisions import plan
 from yarn_advisor.advisor.policies.opera.metrics import metrics
 from yarn_advisor.advisor.policies.opera.params import NAME, Params
 from yarn_advisor.advisor.policies.opera.state import State
 
-POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise, metrics=metrics)
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise, metrics=metrics, plan=plan)
 
 __all__ = ["NAME", "POLICY", "Params", "State", "advise"]

@@ -23,7 +23,7 @@ from yarn_advisor.advisor.policies.opera.state import State
 LENDING = "opera.lending"
 
 
-def plan(snapshot: Snapshot, result: PolicyResult[object], params: Params, reads: Reads,
+def plan(snapshot: Snapshot, result: PolicyResult[State], params: Params, reads: Reads,
          kinds: frozenset[str]) -> Decisions:
     """OPERA's decisions of the ``kinds`` asked for."""
     state = result.next_state
