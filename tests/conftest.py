@@ -1,4 +1,4 @@
-"""Shared test fixtures: paths to the shared data, the real mini cluster.
+"""Shared test fixtures: the vendored public files, the real mini cluster.
 
 The cluster is started once per test session (``mini_cluster``), only when a
 test marked ``cluster`` asks for it; ``YARN_ADVISOR_SKIP_CLUSTER=1`` skips
@@ -26,7 +26,8 @@ sys.path.append(str(ROOT / "bench"))
 
 from yarnmini import MiniCluster, classpath  # noqa: E402
 
-SHARED = Path(os.environ.get("YARN_ADVISOR_SHARED", ROOT.parent / "shared"))
+# The public files the tests read, vendored with their provenance (tests/fixtures/PROVENANCE.md).
+FIXTURES = ROOT / "tests" / "fixtures"
 RECORDING = ROOT / "examples" / "recordings" / "mini-hetero"
 
 
@@ -56,8 +57,9 @@ def update_golden(request: pytest.FixtureRequest) -> bool:
 
 
 @pytest.fixture(scope="session")
-def shared_data() -> Path:
-    return SHARED / "data"
+def fixture_data() -> Path:
+    """tests/fixtures: the public files the tests read (see its PROVENANCE.md)."""
+    return FIXTURES
 
 
 @pytest.fixture(scope="session")

@@ -11,19 +11,13 @@ LZ4_JAVA = "org.lz4:lz4-java:1.8.0"  # the version Spark 3.2-3.5 ship
 
 
 @pytest.fixture(scope="session")
-def jhist_files(shared_data: Path) -> list[Path]:
-    files = sorted((shared_data / "hadoop-jhist").glob("*.jhist"))
-    if not files:
-        pytest.skip("no .jhist files in the shared data")
-    return files
+def jhist_files(fixture_data: Path) -> list[Path]:
+    return sorted((fixture_data / "hadoop-jhist").glob("*.jhist"))
 
 
 @pytest.fixture(scope="session")
-def spark_logs(shared_data: Path) -> list[Path]:
-    files = sorted(p for p in (shared_data / "spark-eventlogs").iterdir() if p.is_file())
-    if not files:
-        pytest.skip("no Spark event logs in the shared data")
-    return files
+def spark_logs(fixture_data: Path) -> list[Path]:
+    return sorted(p for p in (fixture_data / "spark-eventlogs").iterdir() if p.is_file())
 
 
 @pytest.fixture(scope="session")

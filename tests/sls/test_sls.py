@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 import pytest
 from slsrun import SlsCluster
-from workload import TraceJob, TraceSpec, make_nodes
+from workload import FIXTURES, TraceJob, TraceSpec, make_nodes
 
 from yarn_advisor.advisor.act.actuator import open_journal
 from yarn_advisor.advisor.loop.report import CycleReport
@@ -355,7 +355,7 @@ def test_a_short_trace_runs_to_completion() -> None:
     if os.environ.get("YARN_ADVISOR_SKIP_CLUSTER") == "1":
         pytest.skip("YARN_ADVISOR_SKIP_CLUSTER=1")
     spec = TraceSpec(window_s=30, load=0.2,
-                     sources=("hadoop-gridmix-system-traces/trace_1m.json.gz",))
+                     sources=("hadoop-gridmix-system-traces/trace_1m.json.gz",), data=FIXTURES)
     c = SlsCluster(Path(tempfile.mkdtemp(prefix="yarn-sls-small-")), nodes=50, racks=5,
                    trace=spec)
     c.start()
