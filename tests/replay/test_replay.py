@@ -32,6 +32,8 @@ from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor
 from yarn_advisor.advisor.observe.server import AdvisorServer
 from yarn_advisor.connectors.replay import Recording, open_recording, replaying
 
+FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
+
 
 @pytest.fixture(scope="module")
 def recording(recording_dir: Path) -> Recording:
@@ -89,7 +91,7 @@ def _mutated(recording: Recording, tmp: Path, cycle: int,
     out = tmp / "rec"
     shutil.copytree(recording.path, out)
     path = out / f"cycle-{cycle:04d}.yaml"
-    doc = yaml.safe_load(path.read_text())
+    doc = yaml.load(path.read_text(), Loader=FAST_YAML)
     hit = next(e["response"] for e in doc["responses"] if re.search(pattern, e["response"]["url"]))
     change(hit)
     path.write_text(yaml.safe_dump(doc, sort_keys=False, width=1 << 20))

@@ -38,6 +38,8 @@ from yarn_advisor.connectors.mapreduce import client as mapreduce
 from yarn_advisor.connectors.replay import RecordingError, open_recording
 from yarn_advisor.connectors.rm import client as rm
 
+FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = int(os.environ.get("YARN_ADVISOR_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
@@ -130,7 +132,7 @@ def test_rm_and_am_parsers(doc: str, parse: Callable[[Any], object]) -> None:
 
 def _recorded_bodies(fragment: str) -> Any:
     cycle = ROOT / "examples" / "recordings" / "mini-hetero" / "cycle-0020.yaml"
-    for item in yaml.safe_load(cycle.read_text())["responses"]:
+    for item in yaml.load(cycle.read_text(), Loader=FAST_YAML)["responses"]:
         if fragment in item["response"]["url"]:
             return json.loads(item["response"]["body"])
     raise LookupError(fragment)

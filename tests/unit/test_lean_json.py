@@ -20,6 +20,8 @@ from yarn_advisor.connectors.errors import ParseError
 from yarn_advisor.connectors.lean_json import LeanDecoder, RawJSON
 from yarn_advisor.connectors.rm import parse as parse_rm
 
+FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
+
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "examples" / "recordings"
 
@@ -47,7 +49,7 @@ def _kind(url: str) -> str | None:
 def recorded_bodies() -> Iterator[tuple[str, str, str]]:
     """(kind, where, body) of every 200 nodes/apps/containers answer recorded from the RM."""
     for path in sorted(RECORDINGS.glob("*/cycle-*.yaml")):
-        for item in yaml.safe_load(path.read_text())["responses"]:
+        for item in yaml.load(path.read_text(), Loader=FAST_YAML)["responses"]:
             r = item["response"]
             kind = _kind(r["url"])
             if kind and int(r["status"]) == 200:
