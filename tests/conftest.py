@@ -31,6 +31,41 @@ FIXTURES = ROOT / "tests" / "fixtures"
 RECORDING = ROOT / "examples" / "recordings" / "mini-hetero"
 
 
+# A test that asks for a real component's fixture belongs to that layer, marked or not:
+# the fast loop (a bare ``pytest``, see pyproject.toml) never starts one by accident.
+LAYER_FIXTURES = {
+    "mini_cluster": "cluster", "hadoop_jars": "cluster",
+    "sls_cluster": "sls",
+    "kdc": "kerberos", "kerberized_cluster": "kerberos",
+    "zk_server": "services", "private_zk": "services", "zk_ensemble": "services",
+    "replay_prometheus": "deploy",
+}
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        asked = set(getattr(item, "fixturenames", ()))
+        for fixture, layer in LAYER_FIXTURES.items():
+            if fixture in asked and item.get_closest_marker(layer) is None:
+                item.add_marker(layer)
+
+
+def fast_loop_expression(config: pytest.Config) -> str | None:
+    """The ``-m`` expression of the default options: the fast loop's."""
+    opts = list(config.getini("addopts"))
+    return opts[opts.index("-m") + 1] if "-m" in opts[:-1] else None
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto`` (pyproject.toml): the fast loop on every core; any run that
+    selects a layer with real components (``-m ""``, ``-m sls``...) in this one
+    process, so each JVM cluster starts once per run and its tests share it."""
+    if config.option.markexpr != fast_loop_expression(config):
+        return 0
+    return os.cpu_count() or 1
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite the golden files from the current output")

@@ -19,7 +19,7 @@ from promserver import PrometheusServer
 from test_dashboards_prometheus import EARLY_GAPS, PENDING, cycles, evaluate
 from yarnmini import MiniCluster
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.deploy, pytest.mark.cluster]
 ASSERTED = ("yarn-advisor-cluster.json", "yarn-advisor-health.json")
 LIVE_CYCLES = 6
 TIMEOUT_S = 180.0

@@ -29,6 +29,8 @@ from conftest import (
 from promserver import PrometheusServer
 from test_dashboards_prometheus import evaluate
 
+pytestmark = pytest.mark.deploy
+
 MINUTE_S = 60.0
 
 

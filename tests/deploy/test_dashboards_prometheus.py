@@ -28,6 +28,8 @@ import pytest
 from conftest import CHART, JOB, SCRAPE_S, RunningAdvisor
 from promserver import PrometheusServer, PromQLError
 
+pytestmark = pytest.mark.deploy
+
 DASHBOARDS = sorted((CHART / "dashboards").glob("*.json"))
 TOTAL_CYCLES = 45  # examples/recordings/short-stream/recording.json
 EARLY_CYCLES = 11  # what a minute of the default replay pace (about 5 s a cycle) makes

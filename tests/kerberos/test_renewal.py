@@ -28,7 +28,7 @@ from yarn_advisor.connectors.kerberos import SpnegoAuth
 from yarn_advisor.connectors.rm.client import RMClient
 from yarn_advisor.connectors.rm.write import RMWriter
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.kerberos, pytest.mark.cluster]
 CYCLE_S = 3.0
 DELAY = "yarn.scheduler.capacity.node-locality-delay"
 

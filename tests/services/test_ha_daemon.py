@@ -36,7 +36,7 @@ from yarn_advisor.advisor.loop.daemon import Advisor
 from yarn_advisor.advisor.loop.wiring import build_live_advisor
 from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.services, pytest.mark.cluster]
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}
 SESSION_S = 2.0
 

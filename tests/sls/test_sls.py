@@ -34,7 +34,7 @@ from yarn_advisor.connectors.mapreduce.client import MapReduceClient
 from yarn_advisor.connectors.rm.client import RMClient
 from yarn_advisor.connectors.rm.write import RMWriter
 
-pytestmark = pytest.mark.cluster
+pytestmark = pytest.mark.sls
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
