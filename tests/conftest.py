@@ -123,3 +123,10 @@ def mini_cluster() -> Iterator[MiniCluster]:
     yield cluster
     cluster.stop()
     shutil.rmtree(workdir, ignore_errors=True)  # logs and HDFS blocks: tens of MB a session
+
+
+@pytest.fixture(scope="session")
+def standby_url(mini_cluster: MiniCluster) -> str:
+    """A real standby RM beside the session's cluster (one for every test that needs
+    one; it stops with the cluster): see ``MiniCluster.start_standby_rm``."""
+    return mini_cluster.start_standby_rm()
