@@ -5,7 +5,10 @@
 # none by default. The package is built as a wheel with its dependencies in a
 # first stage and installed from those wheels alone; the image runs as the
 # unprivileged user 10001 and writes only to /var/lib/yarn-advisor (state_dir)
-# and /tmp, so it runs with a read-only root filesystem.
+# and /tmp, so it runs with a read-only root filesystem. The wheel is the one
+# `pip install .` builds (the simulator included, for `yarn-advisor simulate`
+# from the image); the daemon itself never imports the simulator.
+# .ci/install-check builds that wheel from exactly what this file copies.
 ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
 FROM ${PYTHON_IMAGE} AS build
@@ -21,6 +24,7 @@ COPY advisor/ advisor/
 COPY connectors/ connectors/
 COPY classifiers/ classifiers/
 COPY config/ config/
+COPY simulator/ simulator/
 RUN pip wheel --no-cache-dir --wheel-dir /wheels ".${EXTRAS:+[$EXTRAS]}"
 
 FROM ${PYTHON_IMAGE}
@@ -38,7 +42,8 @@ COPY --from=build /wheels /tmp/wheels
 RUN pip install --no-cache-dir --no-index --find-links /tmp/wheels \
       "yarn-advisor${EXTRAS:+[$EXTRAS]}" \
     && rm -rf /tmp/wheels \
-    && yarn-advisor --help >/dev/null
+    && yarn-advisor --help >/dev/null \
+    && yarn-advisor simulate --help >/dev/null
 ENV PYTHONUNBUFFERED=1 PYTHONDONTWRITEBYTECODE=1
 USER 10001:10001
 WORKDIR /var/lib/yarn-advisor

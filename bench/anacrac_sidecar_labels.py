@@ -69,7 +69,7 @@ def run(name: str) -> dict[str, Any]:
                      "kills": r.kills, "jobs": _jobs(r)}
     out["advisor"] = {k: v for k, v in tally.to_json()["actions"].items()  # type: ignore[union-attr]
                       if k.startswith("anacrac")}
-    out["anacrac_writes"] = [{"at_s": t / 1000, "kind": str(k), "target": tgt, "value": v}
+    out["anacrac_writes"] = [{"at_s": t / 1000, "kind": str(k), "target": tgt, "value": v.to_json()}
                              for t, k, tgt, v in tally.sent if str(k).startswith(("replace",
                                                                                   "move"))]
     return out

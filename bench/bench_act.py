@@ -21,7 +21,9 @@ from typing import Any
 
 from yarn_advisor.advisor.act.actuator import Actuator
 from yarn_advisor.advisor.act.journal import Journal
-from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Priority
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import (
     App,
     ClusterInfo,
@@ -51,7 +53,8 @@ def snapshot(n_apps: int) -> Snapshot:
 def measure(n_apps: int, runs: int) -> dict[str, Any]:
     snap = snapshot(n_apps)
     why = Explanation("haste.rta.preference_rank", "bench")
-    recs = [Recommendation(Kind.SET_APP_PRIORITY, a.id, 5, "haste", why, 0) for a in snap.apps]
+    recs = [Recommendation(Kind.SET_APP_PRIORITY, a.id, Priority(5), "haste", why, Priority(0))
+            for a in snap.apps]
     cpu: list[float] = []
     lines = size = 0
     for _ in range(runs):

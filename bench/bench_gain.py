@@ -55,13 +55,20 @@ sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
 from yarnmini import MiniCluster, SubmittedApp  # noqa: E402
 
-from yarn_advisor.advisor.cli.rollback import DONE, rollback, select  # noqa: E402
+from yarn_advisor.advisor.act.rollback import DONE, select  # noqa: E402
+from yarn_advisor.advisor.act.writer import Writer  # noqa: E402
 from yarn_advisor.advisor.engine.settings import load_config as load  # noqa: E402
 from yarn_advisor.advisor.loop.daemon import Advisor  # noqa: E402
 from yarn_advisor.advisor.loop.wiring import build_live_advisor  # noqa: E402
+from yarn_advisor.advisor.model.payloads import (  # noqa: E402
+    ConfUpdate,
+    NodeResource,
+    holds,
+    value_from_json,
+)
 from yarn_advisor.advisor.model.recommendation import Kind  # noqa: E402
 from yarn_advisor.config.schema import AdvisorConfig  # noqa: E402
-from yarn_advisor.connectors.rm.write import RMWriter, lever  # noqa: E402
+from yarn_advisor.connectors.rm.write import RMLevers, node_total  # noqa: E402
 
 TOTAL_MB = 9216
 OVERCOMMIT = 1.5
@@ -159,9 +166,10 @@ def run_chain(cluster: MiniCluster, apps: list[SubmittedApp], priority: int | No
         job.wait(timeout=1800)
 
 
-def overcommit(writer: RMWriter, originals: dict[str, dict[str, int]], factor: float) -> None:
+def overcommit(writer: Writer, originals: dict[str, NodeResource], factor: float) -> None:
     for node, total in originals.items():
-        value = {k: int(v * factor) for k, v in total.items()}
+        value = NodeResource(int((total.memory_mb or 0) * factor),
+                             int((total.vcores or 0) * factor))
         writer.apply(Kind.UPDATE_NODE_RESOURCE, node, value)
 
 
@@ -196,7 +204,7 @@ def losses(cluster: MiniCluster, app_ids: list[str]) -> tuple[int, float]:
     return kills, wasted
 
 
-def agreement(writer: RMWriter, actions: list[Any]) -> tuple[int, list[str]]:
+def agreement(writer: Writer, actions: list[Any]) -> tuple[int, list[str]]:
     """Targets the advisor changed, and those where the RM disagrees with the journal's
     last applied value."""
     last: dict[tuple[Kind, str], Any] = {}
@@ -204,13 +212,14 @@ def agreement(writer: RMWriter, actions: list[Any]) -> tuple[int, list[str]]:
         if a.sent and a.outcome in DONE:
             last[(a.kind, a.target)] = a.value
     wrong = []
-    for (kind, target), value in last.items():
+    for (kind, target), raw in last.items():
+        value = value_from_json(kind, raw)
         try:
             seen = writer.read(kind, target, value)
         except Exception as exc:  # a failed read is a disagreement to report
             wrong.append(f"{kind.value} {target}: journal {value}, RM unreadable ({exc})")
             continue
-        if not lever(kind).same(seen, value):
+        if not holds(kind, seen, value):
             wrong.append(f"{kind.value} {target}: journal {value}, RM {seen}")
     return len(last), wrong
 
@@ -219,14 +228,16 @@ def elastic_queues(cluster: MiniCluster, work: Path) -> None:
     """The queues' user-limit-factor (through the scheduler-conf API) before any run."""
     cfg = advisor_config(cluster, work / "setup", work / "setup" / "classifier.json", 5)
     writer = build_live_advisor(cfg).actuator.writer
-    assert isinstance(writer, RMWriter)
+    assert writer is not None
     for queue, factor in USER_LIMIT_FACTOR.items():
-        writer.apply(Kind.UPDATE_SCHEDULER_CONF, queue, {"user-limit-factor": factor})
+        writer.apply(Kind.UPDATE_SCHEDULER_CONF, queue,
+                     ConfUpdate.of({"user-limit-factor": factor}))
 
 
-def node_totals(writer: RMWriter) -> dict[str, dict[str, int]]:
-    nodes = writer.get("/nodes")["nodes"]["node"]
-    return {n["id"]: writer.read(Kind.UPDATE_NODE_RESOURCE, n["id"]) for n in nodes}
+def node_totals(writer: Writer) -> dict[str, NodeResource]:
+    assert isinstance(writer.levers, RMLevers)
+    nodes = writer.levers.get("/nodes")["nodes"]["node"]
+    return {n["id"]: node_total(writer.levers, n["id"]) for n in nodes}
 
 
 def one_run(cluster: MiniCluster, mode: str, interval: float, work: Path,
@@ -236,7 +247,6 @@ def one_run(cluster: MiniCluster, mode: str, interval: float, work: Path,
     advisor = build_live_advisor(cfg)  # its writer also serves the ceiling and the checks
     assert advisor.actuator.writer is not None
     writer = advisor.actuator.writer
-    assert isinstance(writer, RMWriter)
     originals = node_totals(writer)
     cold = not checkpoint.exists()
     loop = AdvisorLoop(advisor, interval)
@@ -263,7 +273,7 @@ def one_run(cluster: MiniCluster, mode: str, interval: float, work: Path,
         loop.join()
         acts = advisor.actuator.journal.actions()
         changed, wrong = agreement(writer, acts)
-        undo = rollback(advisor.actuator.journal, writer, select(acts, since=started))
+        undo = advisor.actuator.rollback(select(acts, since=started))
         out |= {"cold": cold, "cycles": len(loop.cycle_s),
                 "cycle_s": statistics.median(loop.cycle_s) if loop.cycle_s else None,
                 "actions": dict(Counter(f"{a.kind.value}:{a.outcome}" for a in acts)),

@@ -7,12 +7,12 @@ trace (real Rumen job shapes, load 0.9 over 7 minutes) and runs it to the end:
 
 * ``off``: no advisor;
 * ``on``: the real daemon (``wiring.build_advisor`` with the project's
-  ``RMWriter``, enforce mode, config ``examples/sls-gain.yaml``) cycling every
+  the writer over ``RMLevers``, enforce mode, config ``examples/sls-gain.yaml``) cycling every
   ``sense.interval_s`` against SLS's RM REST; after the trace every applied
   action in its journal is read back from the RM (``journal_agrees``);
 * ``ceiling``: the priority lever used with hindsight: as each app appears the
   bench sets its priority from its job's critical path in the trace (longest
-  first, LPT, 10 levels), through the same ``RMWriter``;
+  first, LPT, 10 levels), through the same writer;
 * ``ceiling_sjf`` (``--modes``): the same with the least total work first (SJF),
   the hindsight order for mean job completion time.
 
@@ -53,12 +53,14 @@ from slswatch import Sampler, figures  # noqa: E402
 from workload import TraceSpec, build_trace, make_nodes, summary_dict  # noqa: E402
 
 from yarn_advisor.advisor.act.actuator import journal_path, open_journal  # noqa: E402
+from yarn_advisor.advisor.act.writer import Writer  # noqa: E402
 from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor  # noqa: E402
+from yarn_advisor.advisor.model.payloads import Priority, holds, value_from_json  # noqa: E402
 from yarn_advisor.advisor.model.recommendation import Kind  # noqa: E402
 from yarn_advisor.advisor.policies import params_models  # noqa: E402
 from yarn_advisor.config.schema import AdvisorConfig, load  # noqa: E402
 from yarn_advisor.connectors.errors import ConnectorError  # noqa: E402
-from yarn_advisor.connectors.rm.write import RMWriter, lever  # noqa: E402
+from yarn_advisor.connectors.rm.write import RMLevers  # noqa: E402
 
 CONFIG = ROOT / "examples" / "sls-gain.yaml"
 KILL_LIKE = (Kind.KILL_APP, Kind.SIGNAL_CONTAINER)
@@ -111,7 +113,7 @@ class AdvisorLoop(threading.Thread):
         self.cluster, self.cfg = cluster, cfg
         self.counter = ByteCounter()
         sensor = build_sensor(cfg, self.counter)
-        self.writer = RMWriter(sensor.connectors.rm, cfg.actuator.overcommit_timeout_ms)
+        self.writer = Writer(RMLevers(sensor.connectors.rm, cfg.actuator.overcommit_timeout_ms))
         self.advisor = build_advisor(cfg, sensor, self.writer, persist=False)
         self.cycles: list[dict[str, Any]] = []
         self.stopped = threading.Event()
@@ -144,8 +146,10 @@ class AdvisorLoop(threading.Thread):
         disagree = []
         for (kind, target), a in last.items():
             try:
-                now = self.writer.read(kind, target, a.value)
-                ok = lever(kind).same(now, a.value)
+                value = value_from_json(kind, a.value)
+                held = self.writer.read(kind, target, value)
+                ok = holds(kind, held, value)
+                now = None if held is None else held.to_json()
             except (ConnectorError, ValueError) as exc:
                 now, ok = repr(exc), False
             if not ok:
@@ -172,7 +176,7 @@ class HindsightPriorities(threading.Thread):
         self.cluster = cluster
         self.level = level
         cfg = load(None, {"rm": {"urls": [cluster.rm_url]}})
-        self.writer = RMWriter(build_sensor(cfg).connectors.rm)
+        self.writer = Writer(RMLevers(build_sensor(cfg).connectors.rm))
         self.done: set[str] = set()
         self.errors = 0
         self.stopped = threading.Event()
@@ -191,7 +195,8 @@ class HindsightPriorities(threading.Thread):
                     continue
                 self.done.add(app["id"])
                 try:
-                    self.writer.apply(Kind.SET_APP_PRIORITY, app["id"], self.level[job])
+                    self.writer.apply(Kind.SET_APP_PRIORITY, app["id"],
+                                      Priority(self.level[job]))
                 except (ConnectorError, ValueError):
                     self.errors += 1
 

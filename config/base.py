@@ -130,7 +130,9 @@ def _fields_at(model: type[BaseModel], loc: Sequence[int | str]) -> list[str]:
             return []
         current = field.annotation
     current = current if _is_model(current) else _inner_model(current)
-    return list(current.model_fields) if _is_model(current) else []
+    if not _is_model(current):
+        return []
+    return [f.alias or name for name, f in current.model_fields.items()]
 
 
 def _is_model(tp: object) -> bool:

@@ -11,6 +11,8 @@ answers other than 429 are never retried. Every exchange can be handed to a
 from __future__ import annotations
 
 import random
+import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -149,7 +151,7 @@ class HttpClient:
             except requests.Timeout as exc:
                 err = TimeoutError_(f"{method} {shown}: timed out ({one_line(exc)})")
             except requests.RequestException as exc:
-                err = UnavailableError(f"{method} {shown}: {type(exc).__name__}: {one_line(exc)}")
+                err = UnavailableError(f"{method} {shown}: {unreachable_why(exc)}")
                 if watchdog.fired:  # its headers did not arrive within the total timeout
                     err = TimeoutError_(
                         f"{method} {shown}: no whole answer within {self.total_timeout:g}s")
@@ -218,3 +220,34 @@ def _read_body(resp: requests.Response, deadline: float) -> None:
 def _status_error(resp: requests.Response) -> HTTPStatusError:
     cls = AuthError if resp.status_code in (401, 403) else HTTPStatusError
     return cls(resp.status_code, resp.url, resp.text)
+
+
+def unreachable_why(exc: BaseException) -> str:
+    """Why a request never got an answer, in words an operator acts on: the root cause
+    found in requests' and urllib3's wrapped exceptions, not their whole chain."""
+    causes: list[BaseException] = []
+    todo: list[BaseException] = [exc]
+    while todo:
+        e = todo.pop()
+        if any(e is c for c in causes):
+            continue
+        causes.append(e)
+        todo += [x for x in (e.__cause__, e.__context__, getattr(e, "reason", None), *e.args)
+                 if isinstance(x, BaseException)]
+    text = " ".join(str(c) for c in causes)
+
+    def seen(kind: type[BaseException], *words: str) -> bool:
+        return any(isinstance(c, kind) for c in causes) or any(w in text for w in words)
+
+    if seen(ConnectionRefusedError, "Connection refused"):
+        return "connection refused (is the service up on that host and port?)"
+    if seen(socket.gaierror, "Name or service not known", "name resolution"):
+        return "host name not found (check the URL's host)"
+    if seen(ssl.SSLError, "SSLError", "CERTIFICATE_VERIFY_FAILED"):
+        tls = next((c for c in causes if isinstance(c, ssl.SSLError)), None)
+        what = getattr(tls, "verify_message", None) or getattr(tls, "reason", None) or "error"
+        return (f"TLS failed: {str(what).lower().replace('_', ' ')} (check the CA bundle, "
+                "the certificate and the URL's scheme)")
+    if seen(ConnectionResetError, "Connection reset"):
+        return "connection reset by the peer"
+    return f"{type(exc).__name__}: {one_line(exc, 200)}"

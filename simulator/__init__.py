@@ -1,6 +1,7 @@
 """A discrete-event simulator of a YARN cluster, for what-if runs of the advisor.
 
-It lives outside the production path: the daemon never imports it.
+It lives outside the production path: the daemon never imports it; only
+``yarn-advisor simulate`` does (``tests/unit/test_packaging.py`` checks).
 
 Build and run::
 
@@ -12,7 +13,7 @@ Build and run::
 The advisor's hooks (the sidecar mode)::
 
     sim = Simulation(wl)
-    writer = SimWriter(sim)                       # the actuator's Writer protocol
+    writer = Writer(SimLevers(sim))               # the advisor's writer, simulated RM
     def cycle(sim):                               # every `interval` of simulated time
         snap = snapshot(sim)                      # an advisor.model.Snapshot
         ...engine.decide(snap) -> actuator(writer)...
@@ -26,6 +27,7 @@ as ``Simulation(wl, scheduler=MyScheduler(wl.scheduler))`` or registered in
 """
 
 from yarn_advisor.simulator.fields import WorkloadError
+from yarn_advisor.simulator.levers import SimLevers
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.readers.common import TraceOptions
 from yarn_advisor.simulator.readers.rumen import read_rumen
@@ -36,13 +38,12 @@ from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.snapshot import snapshot
 from yarn_advisor.simulator.spec import Workload
 from yarn_advisor.simulator.workload import load_workload
-from yarn_advisor.simulator.writer import SimWriter
 
 __all__ = [
     "SCHEDULERS",
     "Report",
     "Scheduler",
-    "SimWriter",
+    "SimLevers",
     "Simulation",
     "TraceOptions",
     "Workload",

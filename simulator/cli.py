@@ -58,7 +58,7 @@ MIN_GAIN = 0.01  # an in-RM gain below 1 % of the baseline counts as none (share
 def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
     """Add ``simulate`` to the main parser's subcommands."""
     p: argparse.ArgumentParser = subparsers.add_parser(
-        "simulate", help="what-if runs on a simulated YARN cluster",
+        "simulate", help="what-if runs on a simulated YARN cluster",  # = cli.main.SIMULATE_HELP
         description="Run a workload or a job trace on a discrete-event simulation of a YARN "
                     "cluster (CapacityScheduler, FairScheduler or FifoScheduler).")
     src = p.add_mutually_exclusive_group(required=True)

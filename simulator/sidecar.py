@@ -3,8 +3,9 @@
 The same ``Advisor`` the ``run`` command builds (engine, classifier, policies,
 actuator and its guardrails) runs every ``sense.interval_s`` of simulated
 time. It senses :func:`~yarn_advisor.simulator.snapshot.snapshot` of the
-simulated RM and writes through :class:`~yarn_advisor.simulator.writer.SimWriter`,
-so its writes change the simulation exactly where the real levers would
+simulated RM and writes through the advisor's own writer over the simulated
+RM's levers (:class:`~yarn_advisor.simulator.levers.SimLevers`), so its writes
+change the simulation exactly where the real levers would
 change the RM, one cycle late as in production. Guardrail windows follow the
 simulated clock. The journal and the classifier's checkpoint go to a scratch
 directory (a copy of the configured checkpoint, when there is one).
@@ -20,20 +21,22 @@ import shutil
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.settings import load_config, with_overrides
 from yarn_advisor.advisor.loop.report import CycleReport
 from yarn_advisor.advisor.loop.sense import SourceStat
 from yarn_advisor.advisor.loop.wiring import build_advisor
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Payload
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.simulator.levers import SimLevers
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.schedulers.base import Scheduler
 from yarn_advisor.simulator.simulation import Progress, Simulation
 from yarn_advisor.simulator.snapshot import snapshot
 from yarn_advisor.simulator.spec import Workload
-from yarn_advisor.simulator.writer import SimWriter
 
 
 class SimSensor:
@@ -56,7 +59,7 @@ class AdvisorTally:
     actions: dict[str, int] = field(default_factory=dict)  # "policy kind outcome" -> count
     blocked: dict[str, int] = field(default_factory=dict)  # guardrail reason -> count
     # every write sent: (simulated ms, kind, target, value)
-    sent: list[tuple[int, str, str, Any]] = field(default_factory=list)
+    sent: list[tuple[int, Kind, str, Payload]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, object]:
         return {"cycles": self.cycles, "skipped": self.skipped, "actions": self.actions,
@@ -108,8 +111,9 @@ def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfi
     """One measured (or warm-up) run; ``persist`` False: the classifier starts empty
     and keeps no checkpoint (nothing to start from, no run after this one)."""
     sim = Simulation(wl, scheduler=scheduler, mode="sidecar", sample_ms=sample_ms)
-    writer = SimWriter(sim, conf.actuator.overcommit_timeout_ms)
-    advisor = build_advisor(conf, SimSensor(sim), writer, persist=persist, snapshot_clock=True)
+    levers = SimLevers(sim, conf.actuator.overcommit_timeout_ms)
+    advisor = build_advisor(conf, SimSensor(sim), Writer(levers), persist=persist,
+                            snapshot_clock=True)
     tally = AdvisorTally()
     interval_ms = max(1000, int(conf.sense.interval_s * 1000))
 
@@ -118,7 +122,8 @@ def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfi
 
     sim.every(interval_ms, cycle)
     report = sim.run(progress=progress)
-    tally.blocked, tally.sent = dict(advisor.actuator.blocked), writer.sent
+    tally.blocked = {b.value: n for b, n in advisor.actuator.blocked.items()}
+    tally.sent = levers.sent
     return report, tally, sim
 
 

@@ -20,6 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
+sys.path.insert(0, str(ROOT / "tests"))  # rmwrites: the cluster tests' JSON-valued writes
 # tests that check a bench's own helpers import them by name (bench_policies, paper_tables);
 # appended, so a test's own modules come first
 sys.path.append(str(ROOT / "bench"))

@@ -38,23 +38,37 @@ import logging
 import os
 import signal
 import time
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import FrameType
-from typing import Any
 
-from yarn_advisor.advisor.act.journal import Entry, Journal, Phase, Writer, journaled_write, new_id
+from yarn_advisor.advisor.act.journal import Action, Entry, Journal, Phase, new_id
 from yarn_advisor.advisor.act.levers import unavailable
-from yarn_advisor.advisor.model.recommendation import Kind, Recommendation, Target, thaw
+from yarn_advisor.advisor.act.memory import GuardMemory, Key
+from yarn_advisor.advisor.act.outcomes import Block, Outcome
+from yarn_advisor.advisor.act.rollback import DONE, inverse
+from yarn_advisor.advisor.act.writer import Veto, Writer, entry_previous, journaled_write
+from yarn_advisor.advisor.model.jsonvalue import JsonValue
+from yarn_advisor.advisor.model.kinds import Kind, Target
+from yarn_advisor.advisor.model.payloads import (
+    ConfUpdate,
+    NodeResource,
+    Payload,
+    Priority,
+    Queue,
+    holds,
+    value_from_json,
+)
+from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import ActuatorSettings, AdvisorConfig
 from yarn_advisor.connectors.errors import ConnectorError
-from yarn_advisor.connectors.rm.write import SCHEDULER, lever
+from yarn_advisor.connectors.rm.write import SCHEDULER
 
 log = logging.getLogger("yarn_advisor")
-ActionKey = tuple[Kind, str, str]  # (kind, policy, outcome)
+ActionKey = tuple[Kind, str, Outcome]  # (kind, policy, outcome)
 QUIET_S = 600.0  # the same block of the same target is journaled once per this many seconds
 # blocked recommendations journaled one line each per cycle; the others of the cycle are
 # summed up in one line per (reason, kind, policy): a dry run on 44,000 apps wrote
@@ -64,21 +78,22 @@ BLOCKED_LINES_PER_CYCLE = 50
 # (30 s apart by default): the mini cluster's took 20 s, and the advisor wrote in
 # every cycle of them on half the nodes. Writes wait for the nodes, this long at most.
 RESYNC_S = 120.0
+ROLLBACK = "rollback"  # the policy name of rollback's steps in the journal
 
 
-class _Veto(Exception):
-    def __init__(self, previous: Any, reason: str = "min_change") -> None:
+class _Vetoed(Veto):
+    def __init__(self, previous: Payload | None, reason: Block = Block.MIN_CHANGE) -> None:
         self.previous = previous
         self.reason = reason
 
 
 @dataclass
 class _Cycle:
-    block: str | None
+    block: Block | None
     count: int = 0
     checked: bool = False
     blocked_lines: int = 0
-    overflow: Counter[tuple[str, Kind, str]] = field(default_factory=Counter)
+    overflow: Counter[tuple[Block, Kind, str]] = field(default_factory=Counter)
 
 
 def _always() -> bool:
@@ -105,27 +120,24 @@ class Actuator:
     confirm_write: Callable[[], bool] = _always
     halted: bool = False  # the run-time kill switch (SIGUSR1 / SIGUSR2)
     totals: Counter[ActionKey] = field(default_factory=Counter)
-    blocked: Counter[str] = field(default_factory=Counter)
-    _times: defaultdict[tuple[Kind, str], list[float]] = field(
-        default_factory=lambda: defaultdict(list))
-    _holds: dict[tuple[Kind, str], float] = field(default_factory=dict)
-    _quiet: dict[tuple[Kind, str], tuple[str, float]] = field(default_factory=dict)
+    blocked: Counter[Block] = field(default_factory=Counter)
+    memory: GuardMemory = field(default_factory=GuardMemory)
+    _quiet: dict[Key, tuple[str, float]] = field(default_factory=dict)
     _offset: int = 0
     _said: set[str] = field(default_factory=set)  # lever_unavailable reasons logged
-    # (kind, target) -> its value before the advisor's first change in the window:
-    # a write back to it (a return, a relief) is never rate-limited
-    _origins: dict[tuple[Kind, str], Any] = field(default_factory=dict)
-    # (kind, target) -> (policy, time) of the latest write: another policy leaves the
-    # target alone for target_window_s (two policies must not flap one app's priority)
-    _owners: dict[tuple[Kind, str], tuple[str, float]] = field(default_factory=dict)
     _rm_seen: tuple[int, int] = (0, 0)  # the RM's start time and RUNNING nodes, last cycle
     _resync_since: float | None = None
 
     def __post_init__(self) -> None:
         entries, self._offset = self.journal.read()
-        horizon = self.clock() - max(self.settings.target_window_s, self.settings.cooldown_s)
+        horizon = self.clock() - self.window_s
         for e in entries:  # a restart keeps cooldowns, per-target limits and holds
             self.learn(e, horizon, own=True)
+
+    @property
+    def window_s(self) -> float:
+        """How far back the guardrails look."""
+        return max(self.settings.target_window_s, self.settings.cooldown_s)
 
     def enforcing(self, policy: str) -> bool:
         """True when ``policy``'s recommendations are really sent."""
@@ -139,6 +151,8 @@ class Actuator:
         entries, self._offset = self.journal.read(self._offset)
         for e in entries:  # rollbacks journaled by another process
             self.learn(e, now, own=False)
+        self.memory.expire(now, self.window_s)
+        self._quiet = {k: v for k, v in self._quiet.items() if now - v[1] < QUIET_S}
         cycle = _Cycle(self._cycle_block(snapshot, now))
         counts: Counter[ActionKey] = Counter()
         for rec in recs:
@@ -146,20 +160,19 @@ class Actuator:
         for (reason, kind, policy), n in sorted(cycle.overflow.items()):
             self.journal.append(Entry(
                 id=new_id(), phase=Phase.BLOCKED, kind=kind, target="*", policy=policy,
-                mode="enforce" if self.enforcing(policy) else "dry_run", outcome="blocked",
-                reason=reason, count=n,
+                mode="enforce" if self.enforcing(policy) else "dry_run",
+                outcome=Outcome.BLOCKED, reason=reason, count=n,
                 summary=f"{n} more {kind.value} recommendation(s) of {policy} blocked by "
                         f"{reason} this cycle (not journaled one by one)"))
         self.totals.update(counts)
         return counts
 
     # --- one recommendation ---------------------------------------------------
-    def _one(self, rec: Recommendation, snap: Snapshot, now: float, cycle: _Cycle) -> str:
+    def _one(self, rec: Recommendation, snap: Snapshot, now: float, cycle: _Cycle) -> Outcome:
         if rec.kind.advisory:
-            return "advisory"
-        value, previous = thaw(rec.value), thaw(rec.previous)
+            return Outcome.ADVISORY
         base = Entry(id=new_id(), phase=Phase.DRY_RUN, kind=rec.kind, target=rec.target,
-                     policy=rec.policy, value=value, rule=rec.explanation.rule,
+                     policy=rec.policy, value=rec.value.to_json(), rule=rec.explanation.rule,
                      summary=rec.explanation.summary,
                      mode="enforce" if self.enforcing(rec.policy) else "dry_run")
         why = None if cycle.block else unavailable(rec.kind, snap)
@@ -167,52 +180,52 @@ class Actuator:
             if why not in self._said:
                 self._said.add(why)
                 log.warning("%s recommendations stay advisory: %s", rec.kind.value, why)
-            return self._block(base, "lever_unavailable", previous, why, cycle)
-        reason = cycle.block or self._guard(rec, previous, snap, now, cycle)
+            return self._block(base, Block.LEVER_UNAVAILABLE, rec.previous, why, cycle)
+        reason = cycle.block or self._guard(rec, snap, now, cycle)
         if reason:
-            return self._block(base, reason, previous, cycle=cycle)
+            return self._block(base, reason, rec.previous, cycle=cycle)
         if not self.enforcing(rec.policy):
-            self.journal.append(replace(base, outcome="dry_run", previous=previous))
-            self._times[(rec.kind, rec.target)].append(now)
-            self._moved((rec.kind, rec.target), previous, value)
-            self._owners[(rec.kind, rec.target)] = (rec.policy, now)
+            self.journal.append(replace(base, outcome=Outcome.DRY_RUN,
+                                        previous=_json(rec.previous)))
+            self.memory.wrote((rec.kind, rec.target), rec.policy, rec.previous, rec.value, now)
             cycle.count += 1
-            return "dry_run"
+            return Outcome.DRY_RUN
         assert self.writer is not None
         if not cycle.checked:
             try:
                 self.writer.ensure_active()
             except ConnectorError as exc:
-                cycle.block = f"rm_{exc.reason}"
-                return self._block(base, cycle.block, previous, str(exc), cycle)
+                cycle.block = Block.of_rm(exc)
+                return self._block(base, cycle.block, rec.previous, str(exc), cycle)
             cycle.checked = True
-        return self._enforce(self.writer, base, now, cycle)
+        return self._enforce(self.writer, base, rec.value, now, cycle)
 
-    def _enforce(self, writer: Writer, base: Entry, now: float, cycle: _Cycle) -> str:
-        def check(previous: Any) -> None:
-            if self._too_small(base.kind, previous, base.value):
-                raise _Veto(previous)
+    def _enforce(self, writer: Writer, base: Entry, value: Payload, now: float,
+                 cycle: _Cycle) -> Outcome:
+        def check(previous: Payload | None) -> None:
+            if self._too_small(base.kind, previous, value):
+                raise _Vetoed(previous)
             if not self.confirm_write():
-                raise _Veto(previous, "not_leader")
+                raise _Vetoed(previous, Block.NOT_LEADER)
 
         try:
-            result = journaled_write(writer, self.journal, base, check)
-        except _Veto as veto:
-            if veto.reason == "not_leader":
+            result = journaled_write(writer, self.journal, base, value, check)
+        except _Vetoed as veto:
+            if veto.reason is Block.NOT_LEADER:
                 cycle.block = veto.reason
             return self._block(base, veto.reason, veto.previous, cycle=cycle)
+        outcome = Outcome(result.outcome or Outcome.FAILED)
         if result.sent:
-            self._times[(base.kind, base.target)].append(now)
-            self._moved((base.kind, base.target), result.previous, base.value)
-            self._owners[(base.kind, base.target)] = (base.policy, now)
+            self.memory.wrote((base.kind, base.target), base.policy, entry_previous(result),
+                              value, now)
             cycle.count += 1
-        outcome = result.outcome or "failed"
-        if outcome in ("standby", "unavailable"):
-            cycle.block = f"rm_{outcome}"
+        ends = Block.of_outcome(outcome)
+        if ends is not None:
+            cycle.block = ends
         return outcome
 
-    def _block(self, base: Entry, reason: str, previous: Any, error: str | None = None,
-               cycle: _Cycle | None = None) -> str:
+    def _block(self, base: Entry, reason: Block, previous: Payload | None,
+               error: str | None = None, cycle: _Cycle | None = None) -> Outcome:
         """Count a blocked action; journal it unless it repeats the last block of its
         target, or the cycle's line budget is spent (then it is summed up at the end)."""
         self.blocked[reason] += 1
@@ -223,27 +236,27 @@ class Actuator:
             self._quiet[key] = (sig, now)
             if cycle is not None and cycle.blocked_lines >= BLOCKED_LINES_PER_CYCLE:
                 cycle.overflow[(reason, base.kind, base.policy)] += 1
-                return "blocked"
+                return Outcome.BLOCKED
             if cycle is not None:
                 cycle.blocked_lines += 1
-            self.journal.append(replace(base, phase=Phase.BLOCKED, outcome="blocked",
-                                        reason=reason, previous=previous, error=error))
-        return "blocked"
+            self.journal.append(replace(base, phase=Phase.BLOCKED, outcome=Outcome.BLOCKED,
+                                        reason=reason, previous=_json(previous), error=error))
+        return Outcome.BLOCKED
 
     # --- guardrails -------------------------------------------------------------
-    def _cycle_block(self, snap: Snapshot, now: float) -> str | None:
+    def _cycle_block(self, snap: Snapshot, now: float) -> Block | None:
         s = self.settings
         if s.kill_switch or self.halted or (s.kill_switch_file
                                             and os.path.exists(s.kill_switch_file)):
-            return "kill_switch"
+            return Block.KILL_SWITCH
         if now - snap.taken_at / 1000 > s.max_snapshot_age_s:
-            return "stale_snapshot"
+            return Block.STALE_SNAPSHOT
         if self._resyncing(snap, now):
-            return "rm_resync"
+            return Block.RM_RESYNC
         if snap.cluster.ha_state not in ("ACTIVE", ""):
-            return "rm_not_active"
+            return Block.RM_NOT_ACTIVE
         if not self.may_write():
-            return "not_leader"
+            return Block.NOT_LEADER
         return None
 
     def _resyncing(self, snap: Snapshot, now: float) -> bool:
@@ -262,43 +275,43 @@ class Actuator:
         self._rm_seen = (started, nodes)
         return False
 
-    def _guard(self, rec: Recommendation, previous: Any, snap: Snapshot, now: float,
-               cycle: _Cycle) -> str | None:
+    def _guard(self, rec: Recommendation, snap: Snapshot, now: float,
+               cycle: _Cycle) -> Block | None:
         s = self.settings
         if rec.kind.irreversible and not s.allow_kill_like:
-            return "kill_like_disabled"
+            return Block.KILL_LIKE_DISABLED
         scope = self._scope(rec, snap)
         if scope:
             return scope
         key = (rec.kind, rec.target)
-        if self._holds.get(key, 0.0) > now:
-            return "rollback_hold"
-        times = self._times[key] = [t for t in self._times[key] if t > now - s.target_window_s]
-        owner = self._owners.get(key)
+        if self.memory.held_until(key) > now:
+            return Block.ROLLBACK_HOLD
+        times = self.memory.recent(key, now - s.target_window_s)
+        owner = self.memory.owner(key)
         if (owner is not None and owner[0] != rec.policy and now - owner[1] < s.target_window_s
                 and rec.kind is not Kind.UPDATE_SCHEDULER_CONF):  # conf: keys differ
-            return "policy_conflict"
-        if self._restoring(key, thaw(rec.value)):
+            return Block.POLICY_CONFLICT
+        if self.memory.restoring(key, rec.value):
             return None  # back to what it was before the advisor: never rate-limited
         if times and now - max(times) < s.cooldown_s_for(rec.kind):
-            return "cooldown"
+            return Block.COOLDOWN
         if len(times) >= s.max_actions_per_target_for(rec.kind):
-            return "max_per_target"
+            return Block.MAX_PER_TARGET
         if cycle.count >= s.max_actions_per_cycle:
-            return "max_per_cycle"
-        if previous is not None and self._too_small(rec.kind, previous, thaw(rec.value)):
-            return "min_change"
+            return Block.MAX_PER_CYCLE
+        if rec.previous is not None and self._too_small(rec.kind, rec.previous, rec.value):
+            return Block.MIN_CHANGE
         return None
 
-    def _scope(self, rec: Recommendation, snap: Snapshot) -> str | None:
+    def _scope(self, rec: Recommendation, snap: Snapshot) -> Block | None:
         """Scope by the kind's target (indexes of the snapshot: no per-call rebuilds)."""
         s, target = self.settings, rec.target
         kind_target = rec.kind.target
         if kind_target is Target.QUEUE:
             ok = not s.queues.allow if target == SCHEDULER else s.queues.admits(*_qnames(target))
-            return None if ok else "out_of_scope"
+            return None if ok else Block.OUT_OF_SCOPE
         if kind_target is Target.CLUSTER:
-            return None if not s.nodes.allow else "out_of_scope"
+            return None if not s.nodes.allow else Block.OUT_OF_SCOPE
         app_id = node_id = None
         if kind_target is Target.APP:
             app_id = target
@@ -307,40 +320,40 @@ class Actuator:
         elif kind_target is Target.CONTAINER:
             c = snap.container_by_id.get(target)
             if c is None:
-                return "unknown_target"
+                return Block.UNKNOWN_TARGET
             app_id, node_id = c.app_id, c.node_id
         ok = True
         if app_id is not None:
             app = snap.app_by_id.get(app_id)
             if app is None:
-                return "unknown_target"
+                return Block.UNKNOWN_TARGET
             ok = s.apps.admits(app.id, app.name) and s.queues.admits(*_qnames(app.queue))
-            if rec.kind is Kind.MOVE_APP_QUEUE:
-                ok = ok and s.queues.admits(*_qnames(str(rec.value)))
+            if isinstance(rec.value, Queue):
+                ok = ok and s.queues.admits(*_qnames(rec.value.path))
         if node_id is not None:
             node = snap.node_by_id.get(node_id)
             if node is None:
-                return "unknown_target"
+                return Block.UNKNOWN_TARGET
             ok = ok and s.nodes.admits(node.id, node.host)
-        return None if ok else "out_of_scope"
+        return None if ok else Block.OUT_OF_SCOPE
 
-    def _too_small(self, kind: Kind, previous: Any, value: Any) -> bool:
+    def _too_small(self, kind: Kind, previous: Payload | None, value: Payload) -> bool:
         """True if the change is below the minimum size (never for equal values)."""
         s = self.settings
-        try:
-            if lever(kind).same(previous, value):
-                return False
-            if kind is Kind.SET_APP_PRIORITY:
-                return abs(int(value) - int(previous)) < s.min_priority_delta
-            if kind is Kind.UPDATE_NODE_RESOURCE:
-                pairs = [(previous[k], value[k]) for k in ("memory_mb", "vcores") if k in value]
-            elif kind is Kind.UPDATE_SCHEDULER_CONF:
-                pairs = [(previous.get(k), v) for k, v in value.items()]
-            else:
-                return False
-            return all(_relative(p, v) < s.min_change_fraction for p, v in pairs)
-        except (TypeError, ValueError, KeyError, AttributeError):
+        if previous is None or holds(kind, previous, value):
             return False
+        if isinstance(value, Priority) and isinstance(previous, Priority):
+            return abs(value.value - previous.value) < s.min_priority_delta
+        pairs: list[tuple[object, object]]
+        if isinstance(value, NodeResource) and isinstance(previous, NodeResource):
+            pairs = [(p, v) for p, v in ((previous.memory_mb, value.memory_mb),
+                                         (previous.vcores, value.vcores)) if v is not None]
+        elif isinstance(value, ConfUpdate) and isinstance(previous, ConfUpdate):
+            have = previous.settings
+            pairs = [(have.get(k), v) for k, v in value.items]
+        else:
+            return False
+        return all(_relative(p, v) < s.min_change_fraction for p, v in pairs)
 
     # --- history and kill switch --------------------------------------------------
     def learn(self, e: Entry, horizon: float, own: bool) -> None:
@@ -350,23 +363,58 @@ class Actuator:
         start, on lines other processes appended, and by HA for restored or peer
         advisors' entries."""
         key = (e.kind, e.target)
-        if e.policy == "rollback" and e.phase in (Phase.INTENT, Phase.RESULT):
-            until = e.ts + self.settings.rollback_hold_s
-            self._holds[key] = max(self._holds.get(key, 0.0), until)
+        if e.policy == ROLLBACK and e.phase in (Phase.INTENT, Phase.RESULT):
+            self.memory.hold(key, e.ts + self.settings.rollback_hold_s)
         elif own and e.phase is Phase.INTENT and e.ts >= horizon:
-            self._times[key].append(e.ts)
-            self._moved(key, e.previous, e.value)
-            self._owners[key] = (e.policy, e.ts)
+            try:
+                value: Payload | None = value_from_json(e.kind, e.value)
+            except ValueError:
+                value = None  # another version's shape: its time and owner still count
+            self.memory.wrote(key, e.policy, entry_previous(e), value, e.ts)
 
-    def _moved(self, key: tuple[Kind, str], previous: Any, value: Any) -> None:
-        """Keep the target's origin: set by its first change, dropped once it is back."""
-        origin = self._origins.setdefault(key, previous)
-        if origin is not None and value is not None and lever(key[0]).same(origin, value):
-            del self._origins[key]
+    # --- rollback -------------------------------------------------------------------
+    def rollback(self, actions: Sequence[Action], dry_run: bool = False) -> list[Entry]:
+        """Undo ``actions`` in order (``yarn-advisor rollback``); returns one entry per step.
 
-    def _restoring(self, key: tuple[Kind, str], value: Any) -> bool:
-        origin = self._origins.get(key)
-        return origin is not None and lever(key[0]).same(origin, value)
+        Rollback's own rules, not the guardrails': it is the operator's command, so
+        the kill switch, ``dry_run`` settings, scope and rate limits do not stop it
+        (only ``dry_run`` here does: then each step is journaled as it would be sent).
+        Each step is an ordinary journaled write of policy ``rollback`` with
+        ``rollback_of``, through the one read-before-write, so a target that already
+        holds its old value gets nothing. A kill-like action, or one journaled
+        without its previous value, cannot be undone (journaled, with the reason);
+        an action's steps stop at the first that does not land. Each restored target
+        is held for ``rollback_hold_s``, here and in the daemon that reads the journal.
+        """
+        out: list[Entry] = []
+        for action in actions:
+            mode = "dry_run" if dry_run else "enforce"
+            why = (Outcome.IRREVERSIBLE if action.kind.irreversible else
+                   Outcome.NO_PREVIOUS_VALUE if action.previous is None else None)
+            try:
+                steps = [] if why else inverse(action)
+            except ValueError:
+                why, steps = Outcome.NO_PREVIOUS_VALUE, []
+            if why:
+                out.append(self.journal.append(Entry(
+                    id=new_id(), phase=Phase.BLOCKED, kind=action.kind, target=action.target,
+                    policy=ROLLBACK, mode=mode, value=action.value, outcome=why, reason=why,
+                    rollback_of=action.id)))
+                continue
+            for kind, target, value in steps:
+                step = Entry(id=new_id(), phase=Phase.DRY_RUN, kind=kind, target=target,
+                             policy=ROLLBACK, mode=mode, value=value.to_json(),
+                             summary=f"rollback of {action.id}", rollback_of=action.id)
+                if dry_run or self.writer is None:
+                    out.append(self.journal.append(replace(step, outcome=Outcome.DRY_RUN,
+                                                           previous=action.value)))
+                    continue
+                result = journaled_write(self.writer, self.journal, step, value)
+                self.learn(result, 0.0, own=False)
+                out.append(replace(result, value=step.value))
+                if result.outcome not in DONE:
+                    break
+        return out
 
     def install_signal_handlers(self) -> None:
         """SIGUSR1 engages the run-time kill switch, SIGUSR2 releases it."""
@@ -378,15 +426,21 @@ class Actuator:
         signal.signal(signal.SIGUSR2, engage)
 
 
+def _json(p: Payload | None) -> JsonValue:
+    return None if p is None else p.to_json()
+
+
 def _qnames(queue: str) -> tuple[str, str, str]:
     """A queue as scope patterns may name it: as given, full path, leaf name."""
     full = queue if queue == "root" or queue.startswith("root.") else f"root.{queue}"
     return queue, full, queue.rsplit(".", 1)[-1]
 
 
-def _relative(previous: Any, value: Any) -> float:
+def _relative(previous: object, value: object) -> float:
     """Relative change of a number (1.0 when not both numeric, or from zero)."""
     try:
+        if not isinstance(previous, int | float | str) or not isinstance(value, int | float | str):
+            raise TypeError
         p, v = float(previous), float(value)
     except (TypeError, ValueError):
         return 0.0 if str(previous) == str(value) else 1.0

@@ -16,10 +16,11 @@ The actuator writes, per action id:
 - ``dry_run`` (what would have been done) and ``blocked`` (which guardrail
   stopped it) when nothing is sent.
 
-:func:`journaled_write` is the one place a write is journaled (the actuator
-and rollback both use it). Rollback actions are ordinary actions with
-``policy: rollback`` and ``rollback_of``. :meth:`Journal.actions` folds the
-entries into one :class:`Action` per id: what ``yarn-advisor rollback`` reads.
+The journal only persists: values are JSON here (the edge), and what a write
+came to is decided by the writer (:func:`~yarn_advisor.advisor.act.writer.journaled_write`,
+the one place a write is journaled). Rollback actions are ordinary actions
+with ``policy: rollback`` and ``rollback_of``. :meth:`Journal.actions` folds
+the entries into one :class:`Action` per id: what ``yarn-advisor rollback`` reads.
 """
 
 from __future__ import annotations
@@ -29,21 +30,14 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, replace
 from enum import StrEnum
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
-from yarn_advisor.advisor.model.recommendation import JsonValue, Kind
-from yarn_advisor.connectors.errors import (
-    ConnectorError,
-    HTTPStatusError,
-    StandbyError,
-    TimeoutError_,
-    UnavailableError,
-)
-from yarn_advisor.connectors.rm.write import WriteOutcome, lever
+from yarn_advisor.advisor.model.jsonvalue import JsonValue
+from yarn_advisor.advisor.model.kinds import Kind
 
 
 class Phase(StrEnum):
@@ -53,17 +47,6 @@ class Phase(StrEnum):
     RESULT = "result"
     DRY_RUN = "dry_run"
     BLOCKED = "blocked"
-
-
-class Writer(Protocol):
-    """What writes: :class:`~yarn_advisor.connectors.rm.write.RMWriter` (or a simulated RM)."""
-
-    def ensure_active(self) -> None: ...
-
-    def read(self, kind: Kind, target: str, value: Any = None) -> Any: ...
-
-    def apply(self, kind: Kind, target: str, value: Any,
-              before_send: Callable[[Any], None] = ...) -> WriteOutcome: ...
 
 
 def new_id() -> str:
@@ -143,11 +126,11 @@ class Action:
     kind: Kind
     target: str
     policy: str
-    value: Any
-    previous: Any
+    value: JsonValue
+    previous: JsonValue
     sent: bool
-    outcome: str  # applied | not_held | noop | refused | failed | unknown | standby | ... | ""
-    answer: Any = None
+    outcome: str  # an Outcome's value, or "" (no result journaled)
+    answer: JsonValue = None
     rollback_of: str | None = None
 
 
@@ -306,67 +289,3 @@ def _fsync_dir(path: Path) -> None:
         pass
     finally:
         os.close(fd)
-
-
-def journaled_write(writer: Writer, journal: Journal, base: Entry,
-                    check: Callable[[Any], None] = lambda previous: None) -> Entry:
-    """One lever call, journaled: ``intent`` (after the read, with the previous
-    value) and ``result`` (outcome, answer and value read back, or the error).
-    ``check(previous)`` may veto by raising before anything is journaled or sent.
-    Returns the ``result`` entry.
-    """
-    sent = False
-
-    def before_send(previous: Any) -> None:
-        nonlocal sent
-        check(previous)
-        journal.append(replace(base, phase=Phase.INTENT, previous=previous))
-        sent = True
-
-    result = replace(base, phase=Phase.RESULT, value=None, rule=None, summary=None, ts=0.0)
-    try:
-        out = writer.apply(base.kind, base.target, base.value, before_send)
-    except (ConnectorError, ValueError, TypeError, KeyError, AttributeError) as exc:
-        outcome, observed = _failure(writer, exc, sent, base.kind, base.target, base.value)
-        result = replace(result, outcome=outcome, sent=sent,
-                         error=f"{type(exc).__name__}: {exc}",
-                         status=getattr(exc, "status", None), observed=observed)
-    else:
-        result = replace(result, outcome=_held(out, base.value), sent=sent, previous=out.previous,
-                         answer=out.answer, observed=out.observed)
-    return journal.append(result)
-
-
-# levers the RM applies synchronously, so the value read back right after the
-# write is the one it kept (node resources and labels settle through events)
-_READ_BACK = frozenset({Kind.SET_APP_PRIORITY, Kind.MOVE_APP_QUEUE, Kind.UPDATE_SCHEDULER_CONF})
-
-
-def _held(out: WriteOutcome, value: Any) -> str:
-    """``applied``, unless the value read back after the write is not the one sent
-    (the RM accepted it and kept another, e.g. a priority capped at the cluster's
-    maximum): then ``not_held``, so nobody counts it as done."""
-    if out.status == "applied" and out.kind in _READ_BACK and out.observed is not None \
-            and not lever(out.kind).same(out.observed, value):
-        return "not_held"
-    return out.status
-
-
-def _failure(writer: Writer, exc: Exception, sent: bool, kind: Kind, target: str,
-             value: Any) -> tuple[str, Any]:
-    """Outcome of a failed call; after a lost answer, one read says what happened."""
-    if not isinstance(exc, ConnectorError):  # a value the lever cannot send
-        return "invalid", None
-    if isinstance(exc, TimeoutError_) and sent:
-        try:
-            observed = writer.read(kind, target, value)
-        except ConnectorError:
-            return "unknown", None
-        return ("applied" if lever(kind).same(observed, value) else "unknown"), observed
-    if isinstance(exc, StandbyError):
-        return "standby", None
-    if isinstance(exc, UnavailableError):
-        return ("unknown" if sent else "unavailable"), None
-    if isinstance(exc, HTTPStatusError) and 400 <= exc.status < 500:
-        return "refused", None
-    return "failed", None

@@ -12,7 +12,7 @@ works, or the snapshot cannot tell (then the write and its read-back decide).
 
 from __future__ import annotations
 
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.snapshot import Snapshot
 
 CAPACITY = "capacityScheduler"

@@ -112,8 +112,9 @@ def _latest(args: argparse.Namespace, cfg: AdvisorConfig
 def render(rec: Recommendation, cycle: object) -> str:
     """A recommendation and its explanation, for a person."""
     e = rec.explanation
-    change = (f"{value_text(rec.previous)} -> {value_text(rec.value)}"
-              if rec.previous is not None else value_text(rec.value))
+    value = value_text(rec.value.to_json())
+    change = (f"{value_text(rec.previous.to_json())} -> {value}"
+              if rec.previous is not None else value)
     lines = [
         f"{rec.target}: {rec.kind.value} {change}   [{rec.policy}, cycle {cycle}]",
         f"  why: {e.summary}",
@@ -125,6 +126,6 @@ def render(rec: Recommendation, cycle: object) -> str:
             lines.append(f"  {title}:")
             lines += [f"    {k}: {value_text(v)}" for k, v in sorted(part.items())]
     for c in e.conflicts:
-        lines.append(f"  overrode: {c.get('policy')} wanted {value_text(c.get('value'))} "
-                     f"({c.get('summary', '')})")
+        lines.append(f"  overrode: {c.policy} wanted {value_text(c.value.to_json())} "
+                     f"({c.summary})")
     return "\n".join(lines)

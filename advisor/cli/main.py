@@ -18,8 +18,10 @@ import time
 from pathlib import Path
 from typing import Any
 
+from yarn_advisor import __version__
 from yarn_advisor.advisor.act.actuator import journal_path
 from yarn_advisor.advisor.cli import explain, rollback
+from yarn_advisor.advisor.cli.logs import setup_logging
 from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.ha.coordinator import per_advisor_config, start_ha
 from yarn_advisor.advisor.loop.daemon import Advisor
@@ -34,16 +36,17 @@ from yarn_advisor.config.base import ConfigError
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.connectors.errors import one_line
 from yarn_advisor.connectors.replay import CycleRecorder, Recording, RecordingError, open_recording
-from yarn_advisor.simulator import cli as simulator_cli
 
 log = logging.getLogger("yarn_advisor")
+SIMULATE_HELP = "what-if runs on a simulated YARN cluster"
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand. A problem is one clear message and a non-zero exit: 2 for a
     bad configuration, recording or machine, 1 for anything else (``--debug``: the
     traceback instead)."""
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser(simulator=_command(argv) == "simulate")
     args = parser.parse_args(argv)
     try:
         return int(args.handler(args))
@@ -62,9 +65,17 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _command(argv: list[str]) -> str | None:
+    """The subcommand ``argv`` names (its first word that is not an option)."""
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def build_parser(simulator: bool = False) -> argparse.ArgumentParser:
+    """The command line; ``simulator`` adds ``simulate``'s own arguments, which import
+    the simulator: only that subcommand loads it (the daemon never does)."""
     p = argparse.ArgumentParser(prog="yarn-advisor", description=__doc__.split("\n")[0])
     p.add_argument("--debug", action="store_true", help="show tracebacks (for bug reports)")
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser("run", help="run the advisor (dry-run by default)")
@@ -97,14 +108,13 @@ def build_parser() -> argparse.ArgumentParser:
     explain.register(sub)
     rollback.register(sub)
     classifiers_cli.register(sub)
-    simulator_cli.register(sub)
+    if simulator:
+        from yarn_advisor.simulator import cli as simulator_cli
+
+        simulator_cli.register(sub)
+    else:  # listed in --help; `yarn-advisor simulate ...` builds the parser above
+        sub.add_parser("simulate", help=SIMULATE_HELP)
     return p
-
-
-def setup_logging(cfg: AdvisorConfig) -> None:
-    fmt = ('{"ts":"%(asctime)s","level":"%(levelname)s","msg":"%(message)s"}'
-           if cfg.logging.json_lines else "%(asctime)s %(levelname)s %(message)s")
-    logging.basicConfig(level=cfg.logging.level, format=fmt, stream=sys.stderr, force=True)
 
 
 def cmd_run(args: argparse.Namespace) -> int:

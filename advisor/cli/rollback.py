@@ -4,13 +4,15 @@
 ``--since TIME`` undoes every action sent since then, newest first, so a
 target changed twice ends at its oldest previous value. Rollbacks and
 actions already rolled back are left out of ``--since``. Each restore is an
-ordinary journaled write (``policy: rollback``, ``rollback_of: ID``): it reads
+ordinary journaled write (``policy: rollback``, ``rollback_of: ID``) through
+the actuator, under rollback's own rules (``Actuator.rollback``): it reads
 the target first and sends nothing if it already has the old value. A
 container signal or an app kill cannot be undone: reported ``irreversible``.
 
 Rollback is an operator's command: it runs whatever ``dry_run`` and the kill
-switch say (``--dry-run`` only shows and journals what it would do). The
-daemon leaves a rolled-back target alone for ``actuator.rollback_hold_s``.
+switch say, and says so when the kill switch is engaged (``--dry-run`` only
+shows and journals what it would do). The daemon leaves a rolled-back target
+alone for ``actuator.rollback_hold_s``.
 Exit status: 0 when everything was restored or already was, 1 otherwise.
 
 It reads every journal of ``state_dir`` merged in time order (with ``ha`` each
@@ -23,87 +25,26 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 import time
-from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from yarn_advisor.advisor.act.journal import (
-    Action,
-    Entry,
-    Journal,
-    Phase,
-    Writer,
-    journaled_write,
-    new_id,
-)
+from yarn_advisor.advisor.act.actuator import Actuator
+from yarn_advisor.advisor.act.outcomes import Outcome
+from yarn_advisor.advisor.act.rollback import DONE, select
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.ha.journals import every_journal
 from yarn_advisor.advisor.loop.startup import check
 from yarn_advisor.advisor.loop.wiring import http_client
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.connectors.rm.client import RMClient
-from yarn_advisor.connectors.rm.write import RMWriter
+from yarn_advisor.connectors.rm.write import RMLevers
 
-DONE = frozenset({"applied", "noop"})
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
-
-
-def select(actions: list[Action], since: float | None = None,
-           action_id: str | None = None) -> list[Action]:
-    """The actions to undo, newest first."""
-    if action_id is not None:
-        return [a for a in actions if a.id == action_id]
-    undone = {a.rollback_of for a in actions if a.rollback_of and a.outcome in DONE}
-    picked = [a for a in actions
-              if a.sent and a.policy != "rollback" and a.id not in undone
-              and a.outcome != "refused" and a.ts >= (since or 0.0)]
-    return sorted(picked, key=lambda a: a.ts, reverse=True)
-
-
-def inverse(action: Action) -> list[tuple[Kind, str, Any]]:
-    """The writes (kind, target, value) that restore what ``action`` changed."""
-    prev, value = action.previous, action.value
-    if action.kind is Kind.ADD_CLUSTER_LABELS:
-        return [(Kind.REMOVE_CLUSTER_LABELS, action.target, sorted(set(value) - set(prev or [])))]
-    if action.kind is Kind.REMOVE_CLUSTER_LABELS:
-        return [(Kind.ADD_CLUSTER_LABELS, action.target, sorted(set(value) & set(prev or [])))]
-    steps: list[tuple[Kind, str, Any]] = [(action.kind, action.target, prev)]
-    added = (action.answer or {}).get("added_cluster_labels") if isinstance(
-        action.answer, dict) else None
-    if action.kind is Kind.REPLACE_NODE_LABELS and added:
-        steps.append((Kind.REMOVE_CLUSTER_LABELS, "cluster", sorted(added)))
-    return steps
-
-
-def rollback(journal: Journal, writer: Writer, actions: list[Action], dry_run: bool = False
-             ) -> list[Entry]:
-    """Undo ``actions`` in order; every step is journaled. Returns one entry per step."""
-    out: list[Entry] = []
-    for action in actions:
-        mode = "dry_run" if dry_run else "enforce"
-        if action.kind.irreversible or action.previous is None:
-            reason = "irreversible" if action.kind.irreversible else "no_previous_value"
-            out.append(journal.append(Entry(
-                id=new_id(), phase=Phase.BLOCKED, kind=action.kind, target=action.target,
-                policy="rollback", mode=mode, value=action.value, outcome=reason,
-                reason=reason, rollback_of=action.id)))
-            continue
-        for kind, target, value in inverse(action):
-            step = Entry(id=new_id(), phase=Phase.DRY_RUN, kind=kind, target=target,
-                         policy="rollback", mode=mode, value=value,
-                         summary=f"rollback of {action.id}", rollback_of=action.id)
-            if dry_run:
-                out.append(journal.append(replace(step, outcome="dry_run",
-                                                  previous=action.value)))
-                continue
-            result = journaled_write(writer, journal, step)
-            out.append(replace(result, value=value))
-            if result.outcome not in DONE:
-                break
-    return out
 
 
 def parse_time(text: str, now: float) -> float:
@@ -159,10 +100,15 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     if journal.unreadable:
         print(f"rollback: {journal.unreadable} line(s) of {journal.where()} could not be read; "
               "an action they recorded cannot be restored from here", file=sys.stderr)
-    writer = RMWriter(RMClient(http_client(cfg), cfg.rm.urls), cfg.actuator.overcommit_timeout_ms)
-    steps = rollback(journal, writer, actions, dry_run=args.dry_run)
+    if _kill_switch(cfg):
+        print("rollback: the kill switch is engaged; rollback runs anyway (it is the "
+              "operator's command, and it only restores what the advisor changed)",
+              file=sys.stderr)
+    levers = RMLevers(RMClient(http_client(cfg), cfg.rm.urls), cfg.actuator.overcommit_timeout_ms)
+    actuator = Actuator(cfg.actuator, journal, Writer(levers), global_dry_run=False)
+    steps = actuator.rollback(actions, dry_run=args.dry_run)
     ok = not journal.unreadable and all(
-        s.outcome in (*DONE, "dry_run", "irreversible") for s in steps)
+        s.outcome in (*DONE, Outcome.DRY_RUN, Outcome.IRREVERSIBLE) for s in steps)
     if args.json:
         print(json.dumps({"journal": str(journal.path), "read": [str(p) for p in journal.paths],
                           "ok": ok,
@@ -175,6 +121,11 @@ def cmd_rollback(args: argparse.Namespace) -> int:
         print(f"{len(actions)} action(s), {len(steps)} step(s); "
               + ("all restored" if ok else "NOT all restored"))
     return 0 if ok else 1
+
+
+def _kill_switch(cfg: AdvisorConfig) -> bool:
+    a = cfg.actuator
+    return a.kill_switch or bool(a.kill_switch_file and os.path.exists(a.kill_switch_file))
 
 
 def _j(value: object) -> str:

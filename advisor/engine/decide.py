@@ -11,10 +11,11 @@ Order. The enabled policies run in *precedence order*: ``config.precedence``
 (default: the order of ``advisor.policies.POLICIES``), then any registered
 policy it does not name, alphabetically.
 
-Reads. A policy's ``READS`` names what it is handed besides its own state:
-``"classifier"`` (this cycle's :class:`~yarn_advisor.classifiers.model.live.Predictions`)
-or another policy's name (that policy's state of the *previous* cycle, so
-the result does not depend on the run order).
+Reads. Besides its own state a policy is handed :class:`~yarn_advisor.advisor.policies.Reads`:
+this cycle's :class:`~yarn_advisor.classifiers.model.live.Predictions` and what
+the policies shared from their states of the *previous* cycle (PRISM's idle
+headroom for OPERA), typed fields, so the result does not depend on the run
+order.
 
 Failures. A policy that raises (or returns something that is not a
 :class:`PolicyResult` of recommendations) is reported in ``errors``, its
@@ -44,13 +45,22 @@ from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from yarn_advisor.advisor.model.gcpause import paused_gc
-from yarn_advisor.advisor.model.recommendation import JsonDict, Kind, Recommendation
+from yarn_advisor.advisor.model.jsonvalue import JsonDict
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.recommendation import Conflict, Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
-from yarn_advisor.advisor.policies import POLICIES, Policy, PolicyResult, params_models
+from yarn_advisor.advisor.policies import (
+    POLICIES,
+    AnyPolicy,
+    PolicyResult,
+    Reads,
+    Shared,
+    params_models,
+)
 from yarn_advisor.classifiers.model.live import Predictions
 from yarn_advisor.config.schema import AdvisorConfig, PolicySection, from_dict
 
-CLASSIFIER = "classifier"  # the key under which policies read the predictions
+CLASSIFIER = "classifier"  # the classifier's name in timings and errors
 
 
 class Predictor(Protocol):
@@ -75,7 +85,7 @@ class EngineConfig:
 
     @classmethod
     def from_policies(cls, raw: Mapping[str, object] | None,
-                      registry: Mapping[str, Policy] = POLICIES) -> EngineConfig:
+                      registry: Mapping[str, AnyPolicy] = POLICIES) -> EngineConfig:
         """From a decoded ``policies:`` mapping, validated as the loader does
         (ConfigError lists every problem with its key path)."""
         cfg = from_dict({"policies": raw or {}}, params_models(dict(registry)))
@@ -118,22 +128,22 @@ class Decision:
     errors: tuple[PolicyError, ...]
 
 
-def run_order(config: EngineConfig, registry: Mapping[str, Policy] = POLICIES) -> list[str]:
+def run_order(config: EngineConfig, registry: Mapping[str, AnyPolicy] = POLICIES) -> list[str]:
     """Registered policies in precedence order (see the module docstring)."""
     head = [n for n in config.precedence if n in registry]
     return head + sorted(n for n in registry if n not in head)
 
 
-def initial_states(registry: Mapping[str, Policy] = POLICIES) -> dict[str, object]:
+def initial_states(registry: Mapping[str, AnyPolicy] = POLICIES) -> dict[str, object]:
     """Every policy's first-cycle state."""
-    return {name: policy.State() for name, policy in registry.items()}
+    return {name: policy.initial_state() for name, policy in registry.items()}
 
 
 def decide(
     snapshot: Snapshot,
     state: AdvisorState,
     config: EngineConfig,
-    registry: Mapping[str, Policy] = POLICIES,
+    registry: Mapping[str, AnyPolicy] = POLICIES,
     timer: Callable[[], float] = time.perf_counter,
     pause_gc: bool = True,
 ) -> Decision:
@@ -152,7 +162,7 @@ def _gc_paused(pause: bool) -> Iterator[None]:
 
 
 def _decide(snapshot: Snapshot, state: AdvisorState, config: EngineConfig,
-            registry: Mapping[str, Policy], timer: Callable[[], float]) -> Decision:
+            registry: Mapping[str, AnyPolicy], timer: Callable[[], float]) -> Decision:
     errors: list[PolicyError] = []
     timing: dict[str, float] = {}
     predictions: Predictions | None = None
@@ -163,9 +173,11 @@ def _decide(snapshot: Snapshot, state: AdvisorState, config: EngineConfig,
         except Exception as exc:  # a broken classifier must not stop the policies
             errors.append(PolicyError(CLASSIFIER, type(exc).__name__, str(exc)))
         timing[CLASSIFIER] = timer() - t0
-    readable: dict[str, object] = dict(state.policies)
-    if predictions is not None:
-        readable[CLASSIFIER] = predictions
+    shared = Shared()
+    for name, policy in registry.items():
+        if name in state.policies:
+            shared = shared.merged(policy.shared(state.policies[name]))
+    reads = Reads(predictions, shared)
     next_states = dict(state.policies)
     produced: list[Recommendation] = []
     for name in run_order(config, registry):
@@ -173,14 +185,9 @@ def _decide(snapshot: Snapshot, state: AdvisorState, config: EngineConfig,
         if not section.enabled:
             continue
         policy = registry[name]
-        params = section.params if isinstance(section.params, policy.Params) else policy.Params()
-        own = state.policies.get(name)
-        if own is None:
-            own = policy.State()
-        reads = {k: readable[k] for k in policy.READS if k in readable}
         t0 = timer()
         try:
-            result = policy.advise(snapshot, own, params, reads)
+            result = policy.run(snapshot, state.policies.get(name), section.params, reads)
             produced += _checked(name, result)
         except Exception as exc:  # isolate policies from each other
             errors.append(PolicyError(name, type(exc).__name__, str(exc)))
@@ -228,11 +235,8 @@ def resolve_conflicts(recs: list[Recommendation]) -> tuple[Recommendation, ...]:
         if i in lost:
             continue
         if i in losers:
-            notes = tuple(
-                {"policy": lo.policy, "value": lo.value, "rule": lo.explanation.rule,
-                 "summary": lo.explanation.summary}
-                for lo in losers[i]
-            )
+            notes = tuple(Conflict(lo.policy, lo.value, lo.explanation.rule,
+                                   lo.explanation.summary) for lo in losers[i])
             r = r.with_explanation(r.explanation.with_conflicts(notes))
         out.append(r)
     return tuple(out)

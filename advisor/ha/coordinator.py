@@ -1,4 +1,4 @@
-"""Two advisors, one writer: the daemon's side of leader election in ZooKeeper (HA.md).
+"""Two advisors, one writer: the daemon's side of leader election in ZooKeeper (docs/ha.md).
 
 With an ``ha`` section every advisor senses, decides and serves its endpoints
 each cycle; only the leader's actuator writes to the RM. The actuator asks

@@ -27,9 +27,9 @@ from typing import Any, Protocol
 
 from yarn_advisor.advisor.act.actuator import Actuator
 from yarn_advisor.advisor.act.journal import Entry, Journal, Phase
+from yarn_advisor.advisor.act.memory import GuardMemory
 from yarn_advisor.advisor.engine.classify import TaskClassifier
 from yarn_advisor.advisor.engine.decide import AdvisorState
-from yarn_advisor.advisor.model.recommendation import Kind
 from yarn_advisor.advisor.policies import POLICIES
 from yarn_advisor.classifiers.model.checkpoint import CheckpointError
 from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
@@ -74,15 +74,11 @@ def export_parts(advisor: Member, writer: Mapping[str, Any],
 
 def actuator_part(advisor: Member, writer: Mapping[str, Any],
                   last_actions: Iterable[Entry]) -> bytes:
-    """The actuator's memory of its writes (its private guardrail state, read here
-    so that the actuator itself needs no HA code)."""
-    a = advisor.actuator
+    """The actuator's memory of its writes (its guardrails' own type and JSON form,
+    owners included: a new leader keeps ``policy_conflict`` between two policies)."""
     return _dumps({
         "format": FORMAT,
-        "times": sorted([k.value, t, sorted(ts)] for (k, t), ts in a._times.items() if ts),
-        "holds": sorted([k.value, t, until] for (k, t), until in a._holds.items()),
-        "origins": sorted(([k.value, t, v] for (k, t), v in a._origins.items()),
-                          key=lambda row: (row[0], row[1])),
+        **advisor.actuator.memory.to_json(),
         "writer": dict(writer),
         "last_actions": [e.to_json() for e in last_actions],
         "saved_at": time.time(),
@@ -139,18 +135,10 @@ def _restore_policies(advisor: Member, data: dict[str, Any]) -> None:
     states = dict(advisor.state.policies)
     for name, raw in dict(data["states"]).items():
         if name in POLICIES:  # a policy this version no longer has is left out
-            states[name] = POLICIES[name].State.from_json(raw)
+            states[name] = POLICIES[name].state_from_json(raw)
     advisor.state = replace(advisor.state, policies=states)
 
 
 def _restore_actuator(advisor: Member, data: dict[str, Any]) -> None:
     """Merged into what the actuator knows (its own journal): never forgets a write."""
-    a = advisor.actuator
-    for kind, target, times in data["times"]:
-        key = (Kind(kind), str(target))
-        a._times[key] = sorted(set(a._times[key]) | {float(t) for t in times})
-    for kind, target, until in data["holds"]:
-        key = (Kind(kind), str(target))
-        a._holds[key] = max(a._holds.get(key, 0.0), float(until))
-    for kind, target, value in data["origins"]:
-        a._origins.setdefault((Kind(kind), str(target)), value)
+    advisor.actuator.memory.merge(GuardMemory.from_json(data))

@@ -35,12 +35,12 @@ from yarn_advisor.advisor.model.snapshot import (
     Task,
 )
 from yarn_advisor.config.schema import Sense
+from yarn_advisor.connectors import jmx as jmxp
+from yarn_advisor.connectors import mapreduce as mrp
+from yarn_advisor.connectors import rm as rmp
 from yarn_advisor.connectors.errors import ConnectorError, HTTPStatusError, ParseError, one_line
-from yarn_advisor.connectors.jmx import client as jmxp
 from yarn_advisor.connectors.jmx.client import JmxClient
-from yarn_advisor.connectors.mapreduce import client as mrp
 from yarn_advisor.connectors.mapreduce.client import MapReduceClient
-from yarn_advisor.connectors.rm import client as rmp
 from yarn_advisor.connectors.rm.client import RMClient
 
 log = logging.getLogger(__name__)

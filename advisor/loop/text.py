@@ -10,7 +10,8 @@ import json
 from collections import Counter
 
 from yarn_advisor.advisor.loop.report import CycleReport
-from yarn_advisor.advisor.model.recommendation import JsonValue, Recommendation, thaw
+from yarn_advisor.advisor.model.jsonvalue import JsonValue, thaw
+from yarn_advisor.advisor.model.recommendation import Recommendation
 
 
 def value_text(value: JsonValue) -> str:
@@ -37,7 +38,7 @@ def _atom(value: JsonValue) -> str:
 
 def recommendation_line(rec: Recommendation) -> str:
     """``[policy] kind target -> value: summary``."""
-    return (f"[{rec.policy}] {rec.kind.value} {rec.target} -> {value_text(rec.value)}: "
+    return (f"[{rec.policy}] {rec.kind.value} {rec.target} -> {value_text(rec.value.to_json())}: "
             f"{rec.explanation.summary}")
 
 

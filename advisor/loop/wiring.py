@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from yarn_advisor.advisor.act.actuator import build_actuator
-from yarn_advisor.advisor.act.journal import Writer
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.classify import TaskClassifier
 from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, initial_states
 from yarn_advisor.advisor.loop.daemon import Advisor, Sensor
@@ -15,7 +15,7 @@ from yarn_advisor.connectors.http import AuthConfig, HttpClient, Recorder, Retry
 from yarn_advisor.connectors.jmx.client import JmxClient
 from yarn_advisor.connectors.mapreduce.client import MapReduceClient
 from yarn_advisor.connectors.rm.client import RMClient
-from yarn_advisor.connectors.rm.write import RMWriter
+from yarn_advisor.connectors.rm.write import RMLevers
 
 
 def http_client(cfg: AdvisorConfig, recorder: Recorder | None = None) -> HttpClient:
@@ -85,5 +85,5 @@ def build_advisor(cfg: AdvisorConfig, sensor: Sensor, writer: Writer | None = No
 def build_live_advisor(cfg: AdvisorConfig) -> Advisor:
     """The daemon against the live RM: it may write when ``cfg`` enforces."""
     sensor = build_sensor(cfg)
-    writer = RMWriter(sensor.connectors.rm, cfg.actuator.overcommit_timeout_ms)
+    writer = Writer(RMLevers(sensor.connectors.rm, cfg.actuator.overcommit_timeout_ms))
     return build_advisor(cfg, sensor, writer)

@@ -24,33 +24,26 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
+from yarn_advisor.advisor.act.outcomes import Block
 from yarn_advisor.advisor.engine.classify import ClassifierSummary
 from yarn_advisor.advisor.loop.report import CycleReport, Totals
-from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.model.families import MIB, TOP_N, counter, gauge, single
+from yarn_advisor.advisor.model.payloads import ContainerSize, NodeResource, Priority
+from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
-from yarn_advisor.advisor.policies.opera.state import State as OperaState
-from yarn_advisor.advisor.policies.prism.state import State as PrismState
+from yarn_advisor.advisor.policies import POLICIES, AnyPolicy
 from yarn_advisor.config.schema import AdvisorConfig
 
-NS = "yarn_advisor"
-TOP_N = 10  # targets named in labels per (policy, kind) and cycle, at most
-MIB = 1024 * 1024  # the RM counts memory in MiB; the metrics in bytes
 SOURCES = ("rm", "containers", "nm_jmx", "rm_jmx", "scheduler_conf", "rm_conf", "mapreduce",
            "history")
 # the reason classes of skipped cycles: ConnectorError.reason of the required read that
 # failed, or "internal error" (the first word of CycleReport.reason)
 SKIP_REASONS = ("auth", "error", "http_status", "internal error", "parse", "standby", "timeout",
                 "unavailable")
-# the actuator's guardrails (advisor/act/actuator.py), and rm_<reason> of the live RM check
-BLOCK_REASONS = ("kill_switch", "stale_snapshot", "rm_not_active", "not_leader",
-                 "kill_like_disabled", "out_of_scope", "unknown_target", "rollback_hold",
-                 "policy_conflict", "cooldown", "max_per_target", "max_per_cycle",
-                 "min_change", "rm_unavailable", "rm_standby", "rm_timeout", "rm_error")
 HA_STATES = ("ACTIVE", "STANDBY", "INITIALIZING", "STOPPED")
-HASTE_SCORES = ("preference", "fitness", "urgency", "alignment")
 CLASSES = ("short", "long")
 Mode = Callable[[str], str]  # policy -> "enforce" | "dry_run"
 
@@ -77,31 +70,6 @@ class BuildInfo:
         return cls(version, config.fingerprint() if config is not None else "unknown")
 
 
-def _family(kind: type[GaugeMetricFamily] | type[CounterMetricFamily], name: str, doc: str,
-            labels: Sequence[str], rows: Iterable[tuple[Sequence[str], float]]) -> Metric:
-    family = kind(f"{NS}_{name}", doc, labels=list(labels))
-    for values, value in rows:
-        family.add_metric(list(values), value)
-    return family
-
-
-def gauge(name: str, doc: str, labels: Sequence[str],
-          rows: Iterable[tuple[Sequence[str], float]]) -> Metric:
-    """A gauge family with one sample per row."""
-    return _family(GaugeMetricFamily, name, doc, labels, rows)
-
-
-def counter(name: str, doc: str, labels: Sequence[str],
-            rows: Iterable[tuple[Sequence[str], float]]) -> Metric:
-    """A counter family (exposed as ``<name>_total``) with one sample per row."""
-    return _family(CounterMetricFamily, name, doc, labels, rows)
-
-
-def single(name: str, doc: str, value: float) -> Metric:
-    """A gauge without labels."""
-    return GaugeMetricFamily(f"{NS}_{name}", doc, value=value)
-
-
 class AdvisorCollector(Collector):
     """Yields the advisor's metric families from ``latest()`` and ``totals``.
 
@@ -110,13 +78,15 @@ class AdvisorCollector(Collector):
     """
 
     def __init__(self, latest: Callable[[], CycleReport | None], totals: Totals,
-                 blocked: Callable[[], Mapping[str, int]] = dict, mode: Mode = dry_run_only,
-                 build: BuildInfo | None = None) -> None:
+                 blocked: Callable[[], Mapping[Block, int]] = dict, mode: Mode = dry_run_only,
+                 build: BuildInfo | None = None,
+                 policies: Mapping[str, AnyPolicy] = POLICIES) -> None:
         self.latest = latest
         self.totals = totals
         self.blocked = blocked
         self.mode = mode
         self.build = build or BuildInfo.of(None)
+        self.policies = policies
 
     def collect(self) -> Iterable[Metric]:
         report = self.latest()
@@ -131,9 +101,17 @@ class AdvisorCollector(Collector):
         if report.snapshot is not None:
             yield from _snapshot(report.snapshot)
         yield from self._recommendations(report.recommendations)
-        yield from _policy_states(report.states)
+        yield from self._policies(report)
         if report.classifier is not None:
             yield from _classifier(report.classifier)
+
+    def _policies(self, report: CycleReport) -> Iterable[Metric]:
+        """Each policy's own families (its ``metrics`` hook) from its latest state and
+        recommendations, in registry order."""
+        for name, policy in self.policies.items():
+            if name in report.states:
+                recs = [r for r in report.recommendations if r.policy == name]
+                yield from policy.export(report.states[name], recs, self.mode(name))
 
     def _advisor_mode(self, report: CycleReport | None) -> str:
         """``enforce`` if any policy seen so far enforces (blocks by reason are not
@@ -156,7 +134,7 @@ class AdvisorCollector(Collector):
                       "outcome and mode", ["kind", "policy", "outcome", "mode"],
                       [((k.value, p, o, self.mode(p)), n)
                        for (k, p, o), n in sorted(t.actions.items())])
-        blocked = dict.fromkeys(BLOCK_REASONS, 0) | dict(self.blocked())
+        blocked = {b.value: 0 for b in Block} | {b.value: n for b, n in self.blocked().items()}
         mode = self._advisor_mode(report)
         yield counter("actions_blocked", "Actions a guardrail stopped, by reason (mode: the "
                       "advisor's)", ["reason", "mode"],
@@ -185,9 +163,9 @@ class AdvisorCollector(Collector):
                     ["policy", "kind", "target", "rule", "mode"],
                     [((r.policy, r.kind.value, r.target, r.explanation.rule, mode(r.policy)), 1)
                      for r in top])
-        sized = [(r, r.value) for r in top if isinstance(r.value, Mapping)]
-        memory = [(r, mb) for r, v in sized if (mb := _num(v.get("memory_mb"))) is not None]
-        vcores = [(r, vc) for r, v in sized if (vc := _num(v.get("vcores"))) is not None]
+        sized = [(r, r.value) for r in top if isinstance(r.value, NodeResource | ContainerSize)]
+        memory = [(r, v.memory_mb) for r, v in sized if v.memory_mb is not None]
+        vcores = [(r, v.vcores) for r, v in sized if v.vcores is not None]
         yield gauge("recommended_memory_bytes", "Memory a recommendation asks for (node "
                     "resource, container size), top targets", ["policy", "kind", "target",
                                                                 "mode"],
@@ -198,12 +176,6 @@ class AdvisorCollector(Collector):
                     [((r.policy, r.kind.value, r.target, mode(r.policy)), vc)
                      for r, vc in vcores])
         yield _top_priorities(recs, mode)
-        yield _haste_scores(recs, mode)
-
-
-def _num(x: object) -> float | None:
-    """``x`` as a float when it is a JSON number, else None."""
-    return float(x) if isinstance(x, int | float) and not isinstance(x, bool) else None
 
 
 def _top_per_policy_kind(recs: Sequence[Recommendation]) -> list[Recommendation]:
@@ -221,26 +193,11 @@ def _top_per_policy_kind(recs: Sequence[Recommendation]) -> list[Recommendation]
 
 def _top_priorities(recs: Sequence[Recommendation], mode: Mode) -> Metric:
     """Recommended priorities of the top-N apps only (bounded label set)."""
-    prio = [(r.value, r) for r in recs if r.kind is Kind.SET_APP_PRIORITY
-            and isinstance(r.value, int)]
-    top = sorted(prio, key=lambda vr: (-int(vr[0]), vr[1].target))[:TOP_N]
+    prio = [(r.value.value, r) for r in recs if isinstance(r.value, Priority)]
+    top = sorted(prio, key=lambda vr: (-vr[0], vr[1].target))[:TOP_N]
     return gauge("recommended_app_priority", f"Recommended priority of the top {TOP_N} apps "
                  "of the latest cycle", ["app", "policy", "mode"],
                  [((r.target, r.policy, mode(r.policy)), float(v)) for v, r in top])
-
-
-def _haste_scores(recs: Sequence[Recommendation], mode: Mode) -> Metric:
-    """HaSTE's explanation scores of its top-N priority recommendations (best rank
-    first, then highest preference)."""
-    scored = [(_num(r.explanation.scores.get("rank")) or 0.0, -pref, r.target, r)
-              for r in recs if r.policy == "haste" and r.kind is Kind.SET_APP_PRIORITY
-              and (pref := _num(r.explanation.scores.get("preference"))) is not None]
-    scored.sort(key=lambda row: row[:3])
-    rows = [((r.target, s, mode(r.policy)), v) for *_, r in scored[:TOP_N]
-            for s in HASTE_SCORES if (v := _num(r.explanation.scores.get(s))) is not None]
-    return gauge("haste_score", f"HaSTE scores (preference, fitness, urgency, alignment) of "
-                 f"the top {TOP_N} apps it ranked in the latest cycle", ["app", "score", "mode"],
-                 rows)
 
 
 def _cycle(report: CycleReport) -> Iterable[Metric]:
@@ -258,26 +215,6 @@ def _cycle(report: CycleReport) -> Iterable[Metric]:
                  report.started_at)
     yield single("last_cycle_ok", "1 if the latest cycle sensed the cluster",
                  1.0 if report.outcome == "ok" else 0.0)
-
-
-def _policy_states(states: Mapping[str, object]) -> Iterable[Metric]:
-    """What the policies' states say about the whole cluster (sums over nodes)."""
-    opera, prism = states.get("opera"), states.get("prism")
-    if isinstance(prism, PrismState):
-        idle = prism.idle_headroom.values()
-        yield single("opportunistic_headroom_memory_bytes", "Allocated but idle memory by "
-                     "PRISM's phase profiles, summed over nodes (what OPERA may lend)",
-                     sum(v[0] for v in idle) * MIB)
-        yield single("opportunistic_headroom_vcores", "Allocated but idle vcores by PRISM's "
-                     "phase profiles, summed over nodes", sum(v[1] for v in idle))
-    if isinstance(opera, OperaState):
-        lent = opera.lent.values()
-        yield single("borrowed_memory_bytes", "Memory OPERA lends to short tasks beyond the "
-                     "nodes' capacity this cycle, summed over nodes",
-                     sum(v[0] for v in lent) * MIB)
-        yield single("borrowed_vcores", "Vcores OPERA lends to short tasks this cycle, summed "
-                     "over nodes", sum(v[1] for v in lent))
-        yield single("lending_nodes", "Nodes on which OPERA lends this cycle", len(opera.lent))
 
 
 def _classifier(c: ClassifierSummary) -> Iterable[Metric]:

@@ -10,21 +10,9 @@ from __future__ import annotations
 from typing import Any
 
 from yarn_advisor.connectors.http import HttpClient
-from yarn_advisor.connectors.jmx.parse import (
-    cluster_metrics_bean,
-    container_usage,
-    parse_beans,
-    queue_metrics,
-)
 from yarn_advisor.connectors.rm.client import RMClient
 
-__all__ = [
-    "JmxClient",
-    "cluster_metrics_bean",
-    "container_usage",
-    "parse_beans",
-    "queue_metrics",
-]
+__all__ = ["JmxClient"]
 
 RM_QUEUE_BEANS = "Hadoop:service=ResourceManager,name=QueueMetrics,*"
 RM_CLUSTER_BEAN = "Hadoop:service=ResourceManager,name=ClusterMetrics"

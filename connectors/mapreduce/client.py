@@ -12,21 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from yarn_advisor.connectors.http import HttpClient
-from yarn_advisor.connectors.mapreduce.parse import (
-    parse_jobs,
-    parse_task_attempts,
-    parse_tasks,
-    task_with_attempt,
-)
 from yarn_advisor.connectors.rm.client import RMClient
 
-__all__ = [
-    "MapReduceClient",
-    "parse_jobs",
-    "parse_task_attempts",
-    "parse_tasks",
-    "task_with_attempt",
-]
+__all__ = ["MapReduceClient"]
 
 AM = "/ws/v1/mapreduce"
 JHS = "/ws/v1/history/mapreduce"

@@ -3,8 +3,8 @@
 Fetching and parsing are separate: :class:`RMClient` returns decoded JSON
 bodies, and the big collections (nodes, apps, containers) as fetched, for their
 parser to decode only what it reads (:mod:`yarn_advisor.connectors.lean_json`).
-The pure ``parse_*`` functions (defined in :mod:`yarn_advisor.connectors.rm.parse`
-and re-exported here, the public names) turn them into model objects.
+The pure ``parse_*`` functions (:mod:`yarn_advisor.connectors.rm.parse`, public
+as ``connectors.rm.parse_*``) turn them into model objects.
 
 RM HA: given several RM web addresses the client probes
 ``/ws/v1/cluster/info`` (which a standby answers itself, without redirect)
@@ -29,30 +29,8 @@ from yarn_advisor.connectors.errors import (
 )
 from yarn_advisor.connectors.http import HttpClient
 from yarn_advisor.connectors.lean_json import RawJSON
-from yarn_advisor.connectors.rm.parse import (
-    parse_app_attempts,
-    parse_apps,
-    parse_cluster_info,
-    parse_cluster_metrics,
-    parse_conf_property,
-    parse_containers,
-    parse_nodes,
-    parse_scheduler,
-    parse_scheduler_conf,
-)
 
-__all__ = [
-    "RMClient",
-    "parse_app_attempts",
-    "parse_apps",
-    "parse_cluster_info",
-    "parse_cluster_metrics",
-    "parse_conf_property",
-    "parse_containers",
-    "parse_nodes",
-    "parse_scheduler",
-    "parse_scheduler_conf",
-]
+__all__ = ["RMClient"]
 
 _T = TypeVar("_T")
 

@@ -27,16 +27,19 @@ from typing import Any
 
 from yarnmini import MiniCluster, classpath
 
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.decide import Decision
 from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.loop import daemon
 from yarn_advisor.advisor.loop.daemon import Advisor
 from yarn_advisor.advisor.loop.report import CycleReport
 from yarn_advisor.advisor.loop.wiring import build_live_advisor, build_sensor
-from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import ConfUpdate
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import AdvisorConfig
-from yarn_advisor.connectors.rm.write import RMWriter
+from yarn_advisor.connectors.rm.write import RMLevers
 
 DELAY = "yarn.scheduler.capacity.node-locality-delay"
 TOGGLE = ("30", "50")
@@ -207,7 +210,8 @@ def wait_rm(rm_url: str, nodes: int, timeout: float = 180) -> float:
 def restore_delay(rm_url: str) -> None:
     """Put the node-locality delay back as the cluster had it (a failed test's leftovers)."""
     rm = build_sensor(load_config(None, {"rm": {"urls": [rm_url]}})).connectors.rm
-    RMWriter(rm).apply(Kind.UPDATE_SCHEDULER_CONF, "scheduler", {DELAY: ORIGINAL_DELAY})
+    Writer(RMLevers(rm)).apply(Kind.UPDATE_SCHEDULER_CONF, "scheduler",
+                               ConfUpdate.of({DELAY: ORIGINAL_DELAY}))
 
 
 def scheduler_delay(rm_url: str) -> str:

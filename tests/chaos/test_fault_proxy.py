@@ -29,10 +29,10 @@ from chaos_rigs import (
 from yarnmini import MiniCluster
 
 from yarn_advisor.advisor.act.journal import Phase
-from yarn_advisor.advisor.cli.rollback import rollback, select
+from yarn_advisor.advisor.act.rollback import select
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.loop import daemon
 from yarn_advisor.advisor.loop.daemon import Advisor
-from yarn_advisor.connectors.rm.write import RMWriter
 
 pytestmark = [pytest.mark.chaos, pytest.mark.cluster]
 
@@ -64,9 +64,7 @@ def check_rollback_restores(advisor: Advisor, rm_url: str) -> None:
     journal = advisor.actuator.journal
     actions = select(journal.actions(), since=0)
     assert journal.unreadable == 0
-    writer = advisor.actuator.writer
-    assert writer is not None
-    steps = rollback(journal, writer, actions)
+    steps = advisor.actuator.rollback(actions)
     assert all(s.outcome in ("applied", "noop") for s in steps), [s.to_json() for s in steps]
     assert scheduler_delay(rm_url) == ORIGINAL_DELAY
 
@@ -134,7 +132,7 @@ def test_a_reset_on_the_write_leaves_an_unknown_outcome_that_rollback_restores(
         proxy: FaultProxy, mini_cluster: MiniCluster, tmp_path: Path) -> None:
     advisor = advisor_through(proxy, tmp_path)
     writer = advisor.actuator.writer
-    assert isinstance(writer, RMWriter)
+    assert isinstance(writer, Writer)
     real_apply = writer.apply
 
     def reset_after_intent(kind: Any, target: str, value: Any, before_send: Any) -> Any:

@@ -28,7 +28,7 @@ from chaos_rigs import (
 )
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor.cli.rollback import rollback, select
+from yarn_advisor.advisor.act.rollback import select
 from yarn_advisor.advisor.loop import daemon
 
 pytestmark = [pytest.mark.chaos, pytest.mark.cluster]
@@ -86,8 +86,7 @@ def test_failover_to_the_standby_during_cycles(pair: HAPair, tmp_path: Path) -> 
     assert any(o == "applied" for r in after for (_, _, o) in r.actions)
     assert scheduler_delay(pair.url(new)) != ORIGINAL_DELAY  # the new active took writes
     journal = advisor.actuator.journal
-    assert advisor.actuator.writer is not None
-    steps = rollback(journal, advisor.actuator.writer, select(journal.actions(), since=0))
+    steps = advisor.actuator.rollback(select(journal.actions(), since=0))
     assert journal.unreadable == 0
     assert all(s.outcome in ("applied", "noop") for s in steps), [s.to_json() for s in steps]
     assert scheduler_delay(pair.url(new)) == ORIGINAL_DELAY

@@ -17,7 +17,7 @@ import yaml
 
 from yarn_advisor.advisor.act.journal import Entry, Journal, Phase
 from yarn_advisor.advisor.cli.main import main
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
 
 TORN = b'{"id": "b", "phase": "intent", "kind": "set_app_pri'
 

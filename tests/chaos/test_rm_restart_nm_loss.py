@@ -30,7 +30,7 @@ from yarnmini import NM_CLASS, RM_CLASS, MiniCluster
 
 from yarn_advisor.advisor.act.journal import Phase
 from yarn_advisor.advisor.loop import daemon
-from yarn_advisor.advisor.model.recommendation import Target
+from yarn_advisor.advisor.model.kinds import Target
 
 pytestmark = [pytest.mark.chaos, pytest.mark.cluster]
 NODES = 2

@@ -11,7 +11,8 @@ from pathlib import Path
 
 from yarn_advisor.advisor.act.actuator import RESYNC_S, Actuator
 from yarn_advisor.advisor.act.journal import Journal
-from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import (
     ClusterInfo,
     ClusterMetrics,

@@ -7,15 +7,21 @@ from typing import Any
 
 from yarn_advisor.advisor.act.actuator import Actuator, build_actuator
 from yarn_advisor.advisor.act.journal import Journal
-from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.act.writer import Writer
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import previous_from_json, value_from_json
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.connectors.rm.client import RMClient
-from yarn_advisor.connectors.rm.write import RMWriter
+from yarn_advisor.connectors.rm.write import RMLevers
 
 
 def rec(kind: str, target: str, value: Any, previous: Any = None, policy: str = "test",
         rule: str = "test.write", summary: str = "a test write") -> Recommendation:
-    return Recommendation(Kind(kind), target, value, policy, Explanation(rule, summary), previous)
+    """A recommendation from the JSON forms of its value and previous value."""
+    k = Kind(kind)
+    return Recommendation(k, target, value_from_json(k, value), policy,
+                          Explanation(rule, summary), previous_from_json(k, previous))
 
 
 def records(journal: Journal) -> list[dict[str, Any]]:
@@ -25,4 +31,4 @@ def records(journal: Journal) -> list[dict[str, Any]]:
 
 def actuator_for(cfg: AdvisorConfig, rm: RMClient) -> Actuator:
     """The actuator of ``cfg`` writing to ``rm``."""
-    return build_actuator(cfg, RMWriter(rm, cfg.actuator.overcommit_timeout_ms))
+    return build_actuator(cfg, Writer(RMLevers(rm, cfg.actuator.overcommit_timeout_ms)))

@@ -15,10 +15,13 @@ from _cluster_writes import actuator_for, rec, records
 from yarnmini import MiniCluster
 
 from yarn_advisor.advisor.act.actuator import Actuator
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.cli.rollback import register
 from yarn_advisor.advisor.engine.settings import load_config as load
 from yarn_advisor.advisor.loop.wiring import build_sensor
-from yarn_advisor.connectors.rm.write import RMWriter
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import ConfUpdate
+from yarn_advisor.connectors.rm.write import RMLevers
 
 pytestmark = pytest.mark.cluster
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}
@@ -30,10 +33,11 @@ MAX_CAP = "yarn.scheduler.capacity.root.adhoc.maximum-capacity"
 def leave_the_cluster_as_found(mini_cluster: MiniCluster) -> Iterator[None]:
     """A failing test must not leave the shared cluster changed."""
     yield
-    writer = RMWriter(build_sensor(load(None, {"rm": {"urls": [mini_cluster.rm_url]}}))
-                      .connectors.rm)
-    writer.apply("update_scheduler_conf", "scheduler", {DELAY: "40"})
-    writer.apply("update_scheduler_conf", "root.adhoc", {"maximum-capacity": "100"})
+    writer = Writer(RMLevers(build_sensor(load(None, {"rm": {"urls": [mini_cluster.rm_url]}}))
+                             .connectors.rm))
+    conf = Kind.UPDATE_SCHEDULER_CONF
+    writer.apply(conf, "scheduler", ConfUpdate.of({DELAY: "40"}))
+    writer.apply(conf, "root.adhoc", ConfUpdate.of({"maximum-capacity": "100"}))
 
 
 def setup(cluster: MiniCluster, tmp_path: Path) -> tuple[Path, Actuator]:

@@ -27,11 +27,14 @@ from _cluster_writes import actuator_for, rec, records
 from yarnmini import MiniCluster, NodeSpec
 
 from yarn_advisor.advisor.act.actuator import Actuator
-from yarn_advisor.advisor.cli.rollback import rollback, select
+from yarn_advisor.advisor.act.rollback import select
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.settings import load_config as load
 from yarn_advisor.advisor.loop.wiring import build_sensor, http_client
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import ConfUpdate
 from yarn_advisor.connectors.rm.client import RMClient
-from yarn_advisor.connectors.rm.write import RMWriter
+from yarn_advisor.connectors.rm.write import RMLevers
 
 pytestmark = pytest.mark.cluster
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}
@@ -146,10 +149,10 @@ def leave_the_cluster_as_found(mini_cluster: MiniCluster) -> Iterator[None]:
     """A failing test must not leave the shared cluster changed."""
     yield
     cfg = load(None, {"rm": {"urls": [mini_cluster.rm_url]}})
-    writer = RMWriter(RMClient(http_client(cfg), cfg.rm.urls))
-    writer.apply("update_scheduler_conf", "scheduler", {DELAY: "40"})
-    writer.apply("update_scheduler_conf", "root.adhoc", {"maximum-capacity": "100",
-                                                          "capacity": "20"})
+    writer = Writer(RMLevers(RMClient(http_client(cfg), cfg.rm.urls)))
+    conf = Kind.UPDATE_SCHEDULER_CONF
+    writer.apply(conf, "scheduler", ConfUpdate.of({DELAY: "40"}))
+    writer.apply(conf, "root.adhoc", ConfUpdate.of({"maximum-capacity": "100", "capacity": "20"}))
 
 
 @pytest.fixture(scope="module")
@@ -226,7 +229,7 @@ def test_timeout_after_the_rm_applied_the_write(mini_cluster: MiniCluster,
     # no state lost: the journal's previous value is restored
     direct, _ = rig([mini_cluster.rm_url], tmp_path)
     assert direct.writer is not None
-    steps = rollback(direct.journal, direct.writer, select(direct.journal.actions(), since=0))
+    steps = direct.rollback(select(direct.journal.actions(), since=0))
     assert [s.outcome for s in steps] == ["applied"]
     assert conf(mini_cluster.rm_url)[DELAY] == "40"
 

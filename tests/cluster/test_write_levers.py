@@ -22,7 +22,7 @@ from yarnmini import MiniCluster, SubmittedApp
 
 from yarn_advisor.advisor.act.actuator import Actuator
 from yarn_advisor.advisor.act.journal import Entry
-from yarn_advisor.advisor.cli.rollback import rollback, select
+from yarn_advisor.advisor.act.rollback import select
 from yarn_advisor.advisor.engine.settings import load_config as load
 from yarn_advisor.advisor.loop.wiring import build_sensor
 
@@ -77,7 +77,7 @@ def leave_the_cluster_as_found() -> Iterator[None]:
     while MADE:
         a = MADE.pop()
         if a.writer is not None:
-            rollback(a.journal, a.writer, select(a.journal.actions(), since=0))
+            a.rollback(select(a.journal.actions(), since=0))
 
 
 def actuator(cluster: MiniCluster, state: Path, **settings: Any) -> Actuator:
@@ -98,7 +98,7 @@ def enforce(cluster: MiniCluster, state: Path, *recs: dict[str, Any],
 
 def undo_all(a: Actuator) -> list[Entry]:
     assert a.writer is not None
-    steps = rollback(a.journal, a.writer, select(a.journal.actions(), since=0))
+    steps = a.rollback(select(a.journal.actions(), since=0))
     assert all(s.outcome in ("applied", "noop", "irreversible") for s in steps), steps
     return steps
 

@@ -11,10 +11,10 @@ import time
 from pathlib import Path
 
 from yarn_advisor.advisor.act.journal import Entry, Journal, Phase, new_id
-from yarn_advisor.advisor.cli.rollback import select
+from yarn_advisor.advisor.act.rollback import select
 from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.ha.journals import every_journal
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.config.schema import AdvisorConfig
 
 

@@ -17,12 +17,16 @@ from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
 from yarn_advisor.advisor.act.journal import Entry, Phase
+from yarn_advisor.advisor.act.outcomes import Block
 from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.ha.state import export_parts, restore_parts
 from yarn_advisor.advisor.ha.status import ALONE, HaCollector, HaStatus
 from yarn_advisor.advisor.loop.daemon import Advisor
 from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Priority
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
+from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.connectors.replay import open_recording
 
 WRITER = {"advisor": "a", "identity": "a:1", "journal": "/var/journal.a.jsonl"}
@@ -38,9 +42,11 @@ def advisor(recording_dir: Path, cycles: int, **overrides: object) -> Advisor:
 
 def test_a_new_leader_takes_every_part_as_it_was_saved(recording_dir: Path) -> None:
     old = advisor(recording_dir, 40)  # the whole recording: the classifier has learned
-    old.actuator._times[(Kind.SET_APP_PRIORITY, "application_1_0001")] = [1000.0, 1100.0]
-    old.actuator._holds[(Kind.MOVE_APP_QUEUE, "application_1_0002")] = 5000.0
-    old.actuator._origins[(Kind.SET_APP_PRIORITY, "application_1_0001")] = 0
+    memory = old.actuator.memory
+    memory.times[(Kind.SET_APP_PRIORITY, "application_1_0001")] = [1000.0, 1100.0]
+    memory.holds[(Kind.MOVE_APP_QUEUE, "application_1_0002")] = 5000.0
+    memory.origins[(Kind.SET_APP_PRIORITY, "application_1_0001")] = Priority(0)
+    memory.owners[(Kind.SET_APP_PRIORITY, "application_1_0001")] = ("haste", 1100.0)
     last = [Entry(id="x1", phase=Phase.INTENT, kind=Kind.SET_APP_PRIORITY,
                   target="application_1_0001", policy="haste", value=5, previous=0, ts=1100.0)]
     parts = export_parts(old, WRITER, last)
@@ -61,10 +67,41 @@ def test_a_new_leader_takes_every_part_as_it_was_saved(recording_dir: Path) -> N
 def test_restored_actuator_memory_is_merged_never_forgotten(recording_dir: Path) -> None:
     old, new = advisor(recording_dir, 1), advisor(recording_dir, 1)
     key = (Kind.SET_APP_PRIORITY, "application_1_0001")
-    old.actuator._times[key] = [1000.0]
-    new.actuator._times[key] = [900.0, 1000.0]  # its own journal knew of one more
+    old.actuator.memory.times[key] = [1000.0]
+    new.actuator.memory.times[key] = [900.0, 1000.0]  # its own journal knew of one more
     assert restore_parts(new, export_parts(old, WRITER, [])) == {}
-    assert new.actuator._times[key] == [900.0, 1000.0]
+    assert new.actuator.memory.times[key] == [900.0, 1000.0]
+
+
+def test_policy_conflict_holds_across_a_leader_change(recording_dir: Path) -> None:
+    """HaSTE's leader raised an application's priority; after a failover ANACRAC's
+    recommendation for the same application is still a policy conflict on the new
+    leader (the owner travels with the actuator's state), so the two policies
+    cannot flap the priority across leaders."""
+    old, new = advisor(recording_dir, 1), advisor(recording_dir, 1)
+    snap = recorded_snapshot(recording_dir)
+    now = snap.taken_at / 1000
+    app = snap.apps[0].id
+    for a in (old, new):
+        a.actuator.clock = lambda: now
+        a.actuator.settings = a.actuator.settings.model_copy(update={"cooldown_s": 0.0})
+
+    def priority(policy: str, value: int) -> Recommendation:
+        return Recommendation(Kind.SET_APP_PRIORITY, app, Priority(value), policy,
+                              Explanation("test.rule", "because"), Priority(0))
+
+    assert old.actuator.act([priority("haste", 5)], snap) == {
+        (Kind.SET_APP_PRIORITY, "haste", "dry_run"): 1}
+    assert restore_parts(new, export_parts(old, WRITER, [])) == {}
+    assert new.actuator.act([priority("anacrac", 9)], snap) == {
+        (Kind.SET_APP_PRIORITY, "anacrac", "blocked"): 1}
+    assert new.actuator.blocked[Block.POLICY_CONFLICT] == 1
+
+
+def recorded_snapshot(recording_dir: Path) -> Snapshot:
+    adv = advisor(recording_dir, 1)
+    assert adv.latest is not None and adv.latest.snapshot is not None
+    return adv.latest.snapshot
 
 
 @pytest.mark.parametrize(("part", "raw", "why"), [

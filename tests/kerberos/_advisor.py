@@ -10,6 +10,7 @@ import requests
 from _kdc import Kdc
 from yarnmini import MiniCluster
 
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.loop.daemon import Advisor
 from yarn_advisor.advisor.loop.sense import Connectors, LiveSensor
@@ -19,7 +20,7 @@ from yarn_advisor.connectors.http import HttpClient
 from yarn_advisor.connectors.jmx.client import JmxClient
 from yarn_advisor.connectors.mapreduce.client import MapReduceClient
 from yarn_advisor.connectors.rm.client import RMClient
-from yarn_advisor.connectors.rm.write import RMWriter
+from yarn_advisor.connectors.rm.write import RMLevers
 
 
 def advisor_raw(kdc: Kdc, cluster: MiniCluster | None, state: Path,
@@ -53,4 +54,5 @@ def live_advisor(cfg: AdvisorConfig) -> tuple[Advisor, HttpClient]:
     sensor = LiveSensor(Connectors(rm=rm, jmx=JmxClient(http, rm, cfg.sense.nm_jmx.scheme),
                                    mapreduce=MapReduceClient(http, rm, cfg.rm.history_url)),
                         cfg.sense)
-    return build_advisor(cfg, sensor, RMWriter(rm, cfg.actuator.overcommit_timeout_ms)), http
+    writer = Writer(RMLevers(rm, cfg.actuator.overcommit_timeout_ms))
+    return build_advisor(cfg, sensor, writer), http

@@ -20,13 +20,13 @@ import pytest
 from _advisor import advisor_config, live_advisor
 from _kdc import Kdc, write_keytab
 from conftest import LIFETIME_S
+from rmwrites import JsonWrites
 from yarnmini import MiniCluster
 
 from yarn_advisor.advisor.loop.report import CycleReport
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.connectors.kerberos import SpnegoAuth
 from yarn_advisor.connectors.rm.client import RMClient
-from yarn_advisor.connectors.rm.write import RMWriter
 
 pytestmark = [pytest.mark.kerberos, pytest.mark.cluster]
 CYCLE_S = 3.0
@@ -71,7 +71,7 @@ def test_renewal_across_lifetimes_and_a_stale_keytab(kdc: Kdc, kerberized_cluste
 
     # past the lifetimes, the same login still writes: a scheduler-conf change the
     # harness reads back (as its own principal), then restored
-    writer = RMWriter(RMClient(http, list(cfg.rm.urls)))
+    writer = JsonWrites(RMClient(http, list(cfg.rm.urls)))
     before = delay(kerberized_cluster)
     out = writer.apply(Kind.UPDATE_SCHEDULER_CONF, "scheduler", {DELAY: int(before) + 5})
     assert out.status == "applied" and delay(kerberized_cluster) == str(int(before) + 5)

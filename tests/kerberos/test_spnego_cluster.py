@@ -18,13 +18,13 @@ import pytest
 import yaml
 from _advisor import advisor_config, advisor_raw, kerberos_http, live_advisor
 from _kdc import Kdc
+from rmwrites import JsonWrites
 from yarnmini import MiniCluster
 
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.connectors.errors import AuthError
 from yarn_advisor.connectors.http import AuthConfig, HttpClient, RetryPolicy
 from yarn_advisor.connectors.rm.client import RMClient
-from yarn_advisor.connectors.rm.write import RMWriter
 
 pytestmark = [pytest.mark.kerberos, pytest.mark.cluster]
 DELAY = "yarn.scheduler.capacity.node-locality-delay"
@@ -88,7 +88,7 @@ def test_the_levers_change_the_rm(kdc: Kdc, kerberized_cluster: MiniCluster,
     c = kerberized_cluster
     app = c.sleep_job(maps=1, reduces=0, map_ms=120_000, queue="etl")
     http = kerberos_http(advisor_config(kdc, c, tmp_path))
-    writer = RMWriter(RMClient(http, [c.rm_url]))
+    writer = JsonWrites(RMClient(http, [c.rm_url]))
     conf = f"{c.rm_url}/ws/v1/cluster/scheduler-conf"
 
     def delay() -> str:
@@ -129,7 +129,7 @@ def test_a_principal_without_admin_rights_is_refused(kdc: Kdc, kerberized_cluste
     c = kerberized_cluster
     cfg = advisor_config(kdc, c, tmp_path, {"rm": {"auth": {
         "principal": kdc.principal("bob"), "keytab": str(kdc.keytab("bob.keytab"))}}})
-    writer = RMWriter(RMClient(kerberos_http(cfg), [c.rm_url]))
+    writer = JsonWrites(RMClient(kerberos_http(cfg), [c.rm_url]))
     with pytest.raises(AuthError) as err:
         writer.send("PUT", "/scheduler-conf", xml="<sched-conf><global-updates><entry>"
                     f"<key>{DELAY}</key><value>3</value></entry></global-updates></sched-conf>")

@@ -10,7 +10,8 @@ import pytest
 from yarn_advisor.advisor.cli.main import main as cli_main
 from yarn_advisor.advisor.engine.settings import load_config as load
 from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
-from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.observe.server import AdvisorServer
 from yarn_advisor.connectors.replay import open_recording
 

@@ -17,7 +17,8 @@ import pytest
 from yarn_advisor.advisor.engine.settings import load_config as load
 from yarn_advisor.advisor.loop.replaying import replay_advisor
 from yarn_advisor.advisor.loop.report import CycleReport
-from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.connectors.replay import open_recording, replaying
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -34,7 +34,8 @@ from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.ha.coordinator import HaCoordinator, per_advisor_config, start_ha
 from yarn_advisor.advisor.loop.daemon import Advisor
 from yarn_advisor.advisor.loop.wiring import build_live_advisor
-from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 
 pytestmark = [pytest.mark.services, pytest.mark.cluster]
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}

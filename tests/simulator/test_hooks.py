@@ -1,8 +1,8 @@
-"""The advisor's hooks into the simulated RM: ``snapshot`` and ``SimWriter``.
+"""The advisor's hooks into the simulated RM: ``snapshot`` and ``SimLevers``.
 
-Each lever is applied through the actuator's own ``journaled_write`` (the
-journal records intent and result as against the real RM) and its effect on
-the simulation is checked against a hand-computed timeline.
+Each lever is applied through the advisor's own writer and ``journaled_write``
+(the journal records intent and result as against the real RM) and its effect
+on the simulation is checked against a hand-computed timeline.
 """
 
 from __future__ import annotations
@@ -13,26 +13,36 @@ from typing import Any
 import pytest
 from _simbuild import job, maps, workload
 
-from yarn_advisor.advisor.act.journal import Entry, Journal, Phase, Writer, journaled_write
-from yarn_advisor.advisor.model.recommendation import Kind, thaw
-from yarn_advisor.advisor.policies import POLICIES
+from yarn_advisor.advisor.act.journal import Entry, Journal, Phase
+from yarn_advisor.advisor.act.writer import RMLevers, Writer, journaled_write
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import (
+    ConfUpdate,
+    ContainerSignal,
+    NodeLabels,
+    Priority,
+    value_from_json,
+)
+from yarn_advisor.advisor.policies import POLICIES, Reads
 from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError
+from yarn_advisor.simulator.levers import SimLevers
 from yarn_advisor.simulator.simulation import CLUSTER_TS, Simulation
 from yarn_advisor.simulator.snapshot import snapshot
 from yarn_advisor.simulator.spec import MAP, QueueSpec, Res, SchedulerSpec
 from yarn_advisor.simulator.spec import Phase as TaskPhase
-from yarn_advisor.simulator.writer import SimWriter
 
 NLD = "yarn.scheduler.capacity.node-locality-delay"
 
 
-def _write(writer: Writer, tmp_path: Path, kind: str, target: str,
+def _write(levers: SimLevers, tmp_path: Path, kind: str, target: str,
            value: Any) -> tuple[str, dict[str, Any]]:
-    """One lever call through the actuator's journaled_write: (outcome, result entry)."""
+    """One write of ``value`` (its JSON form) through the advisor's writer and
+    journaled_write: (outcome, result entry)."""
     journal = Journal(tmp_path / "journal.jsonl")
     base = Entry(id=f"{kind}-{target}", phase=Phase.INTENT, kind=Kind(kind), target=target,
                  policy="test", value=value)
-    result = journaled_write(writer, journal, base).to_json()
+    payload = value_from_json(Kind(kind), value)
+    result = journaled_write(Writer(levers), journal, base, payload).to_json()
     return str(result["outcome"]), result
 
 
@@ -43,9 +53,9 @@ def _two_apps(sched: SchedulerSpec | None = None, **kw: Any) -> Simulation:
     return Simulation(workload(jobs, scheduler=sched, **kw), scheduler="capacity")
 
 
-def test_writer_satisfies_the_actuators_writer_protocol() -> None:
-    writer: Writer = SimWriter(_two_apps())
-    assert hasattr(writer, "apply")
+def test_levers_satisfy_the_writers_levers_protocol() -> None:
+    levers: RMLevers = SimLevers(_two_apps())
+    assert hasattr(levers, "send")
 
 
 def test_snapshot_reads_the_simulated_rm(tmp_path: Path) -> None:
@@ -94,7 +104,7 @@ def test_every_policy_advises_on_a_simulated_snapshot() -> None:
     sim.run(until_ms=3500)
     snap = snapshot(sim)
     for name, policy in POLICIES.items():
-        result = policy.advise(snap, policy.State(), policy.Params())
+        result = policy.run(snap, policy.initial_state(), policy.params(), Reads())
         assert isinstance(result.recommendations, tuple), name
 
 
@@ -104,11 +114,11 @@ def test_set_app_priority_reorders_the_leaf_queue(tmp_path: Path) -> None:
     # not to a's fourth map; without the change a's map 3 gets it.
     sim = _two_apps()
     sim.run(until_ms=3500)
-    writer = SimWriter(sim)
+    writer = SimLevers(sim)
     b = sim.app_of_job["b"].id
     outcome, rec = _write(writer, tmp_path, "set_app_priority", b, 5)
     assert (outcome, rec["previous"], rec["observed"]) == ("applied", 0, 5)
-    assert writer.apply("set_app_priority", b, 5).status == "noop"
+    assert Writer(writer).apply(Kind.SET_APP_PRIORITY, b, Priority(5)).status == "noop"
     sim.run(until_ms=11500)
     am_b = sim.app_of_job["b"].am_task.container
     assert am_b is not None and am_b.allocated_ms == 11000
@@ -121,7 +131,7 @@ def test_set_app_priority_reorders_the_leaf_queue(tmp_path: Path) -> None:
 def test_priority_above_the_maximum_is_capped(tmp_path: Path) -> None:
     sim = _two_apps()
     sim.run(until_ms=1500)
-    outcome, rec = _write(SimWriter(sim), tmp_path, "set_app_priority",
+    outcome, rec = _write(SimLevers(sim), tmp_path, "set_app_priority",
                           sim.app_of_job["a"].id, 50)
     # the RM keeps its maximum, not what was sent
     assert (outcome, rec["observed"]) == ("not_held", 10)
@@ -133,7 +143,7 @@ def test_move_app_queue_moves_the_app_and_its_usage(tmp_path: Path) -> None:
     jobs = [job("a", maps([10] * 2), queue="q1")]
     sim = Simulation(workload(jobs, scheduler=sched), scheduler="capacity")
     sim.run(until_ms=2500)
-    writer = SimWriter(sim)
+    writer = SimLevers(sim)
     app = sim.app_of_job["a"].id
     outcome, rec = _write(writer, tmp_path, "move_app_queue", app, "q2")
     assert (outcome, rec["previous"], rec["observed"]) == ("applied", "root.q1", "root.q2")
@@ -152,7 +162,7 @@ def test_node_locality_delay_lever_changes_where_the_map_runs(tmp_path: Path) ->
     from test_mechanics import _locality_workload
 
     sim = _locality_workload("node0004", 40, -1)
-    writer = SimWriter(sim)
+    writer = SimLevers(sim)
     out, rec = _write(writer, tmp_path, "update_scheduler_conf", "scheduler",
                       {NLD: 2, "yarn.scheduler.capacity.rack-locality-additional-delay": 3})
     assert out == "applied" and rec["previous"] == {
@@ -167,10 +177,11 @@ def test_invalid_queue_capacities_are_refused_and_nothing_changes(tmp_path: Path
     sched = SchedulerSpec(queues=(QueueSpec("q1", 50), QueueSpec("q2", 50)))
     sim = Simulation(workload([job("a", maps([1]), queue="q1")], scheduler=sched),
                      scheduler="capacity")
-    writer = SimWriter(sim)
+    writer = SimLevers(sim)
     out, rec = _write(writer, tmp_path, "update_scheduler_conf", "q1", {"capacity": 60})
     assert out == "refused" and "Illegal capacity sum of 110" in rec["error"]
-    assert writer.read("update_scheduler_conf", "q1", {"capacity": 0}) == {"capacity": "50"}
+    assert writer.read(Kind.UPDATE_SCHEDULER_CONF, "q1",
+                       ConfUpdate.of({"capacity": 0})) == ConfUpdate.of({"capacity": "50"})
     ok, _ = _write(writer, tmp_path, "update_scheduler_conf", "scheduler", {
         "yarn.scheduler.capacity.root.q1.capacity": 70,
         "yarn.scheduler.capacity.root.q2.capacity": 30})
@@ -187,7 +198,7 @@ def test_labels_bind_an_app_to_its_partition(tmp_path: Path) -> None:
     jobs = [job("late", maps([5] * 3), queue="q2", submit_s=2)]
     sim = Simulation(workload(jobs, nodes=2, scheduler=sched), scheduler="capacity")
     sim.run(until_ms=1000)
-    writer = SimWriter(sim)
+    writer = SimLevers(sim)
     out, rec = _write(writer, tmp_path, "replace_node_labels", "node0002:45454", ["ext"])
     assert (out, rec["previous"], rec["observed"]) == ("applied", [], ["ext"])
     out, _ = _write(writer, tmp_path, "update_scheduler_conf", "q2", {
@@ -195,7 +206,7 @@ def test_labels_bind_an_app_to_its_partition(tmp_path: Path) -> None:
         "default-node-label-expression": "ext"})
     assert out == "applied"
     with pytest.raises(ValueError, match="at most one"):
-        writer.apply("replace_node_labels", "node0001:45454", ["x", "y"])
+        Writer(writer).apply(Kind.REPLACE_NODE_LABELS, "node0001:45454", NodeLabels(("x", "y")))
     sim.run()
     app = sim.app_of_job["late"]
     assert app.state == "FINISHED"
@@ -213,7 +224,7 @@ def test_raising_a_node_over_its_hardware_slows_its_tasks(tmp_path: Path) -> Non
     jobs = [job("a", maps([10] * 5))]
     sim = Simulation(workload(jobs, real_mem=8192), scheduler="fifo")
     sim.run(until_ms=1500)
-    out, rec = _write(SimWriter(sim), tmp_path, "update_node_resource", "node0001:45454",
+    out, rec = _write(SimLevers(sim), tmp_path, "update_node_resource", "node0001:45454",
                       {"memory_mb": 6144, "vcores": 4})
     assert (out, rec["previous"], rec["observed"]) == (
         "applied", {"memory_mb": 4096, "vcores": 4}, {"memory_mb": 6144, "vcores": 4})
@@ -230,7 +241,7 @@ def test_lowering_a_node_with_an_overcommit_timeout_kills_the_newest(tmp_path: P
     # the newest containers (map 2, then map 1) until 2048 MB fits.
     sim = Simulation(workload([job("a", maps([10] * 3))]), scheduler="capacity")
     sim.run(until_ms=3500)
-    out, _ = _write(SimWriter(sim), tmp_path, "update_node_resource", "node0001:45454",
+    out, _ = _write(SimLevers(sim), tmp_path, "update_node_resource", "node0001:45454",
                     {"memory_mb": 2048, "vcores": 4, "overcommit_timeout_ms": 500})
     assert out == "applied"
     sim.run(until_ms=4000)
@@ -249,14 +260,14 @@ def test_signal_container_kills_it_and_its_task_runs_again(tmp_path: Path) -> No
     m0 = sim.app_of_job["a"].maps[0]
     assert m0.container is not None
     cid = m0.container.id
-    writer = SimWriter(sim)
+    writer = SimLevers(sim)
     out, rec = _write(writer, tmp_path, "signal_container", cid, "GRACEFUL_SHUTDOWN")
     assert (out, rec["previous"]) == ("applied", {"state": "RUNNING", "node": "node0001:45454"})
-    assert writer.read("signal_container", cid) is None
+    assert writer.read(Kind.SIGNAL_CONTAINER, cid, ContainerSignal("GRACEFUL_SHUTDOWN")) is None
     m1 = sim.app_of_job["a"].maps[1].container
     assert m1 is not None
     with pytest.raises(ValueError, match="unknown container signal"):
-        writer.apply("signal_container", m1.id, "SIGKILL")
+        Writer(writer).apply(Kind.SIGNAL_CONTAINER, m1.id, ContainerSignal("SIGKILL"))
     r = sim.run()
     assert (m0.attempt, m0.start_ms, m0.finish_ms) == (1, 4000, 14000)
     assert r.kills == 1 and r.wasted_container_s == 3.0
@@ -265,12 +276,12 @@ def test_signal_container_kills_it_and_its_task_runs_again(tmp_path: Path) -> No
 def test_kill_app_and_a_standby_rm(tmp_path: Path) -> None:
     sim = _two_apps()
     sim.run(until_ms=2500)
-    writer = SimWriter(sim)
+    writer = SimLevers(sim)
     a = sim.app_of_job["a"].id
     out, rec = _write(writer, tmp_path, "kill_app", a, "KILLED")
     assert (out, rec["observed"]) == ("applied", "KILLED")
     with pytest.raises(HTTPStatusError) as err:
-        writer.read("set_app_priority", "application_1_0001")
+        writer.read(Kind.SET_APP_PRIORITY, "application_1_0001", Priority(0))
     assert err.value.status == 404
     sim.rm.standby = True
     with pytest.raises(StandbyError):
@@ -286,12 +297,12 @@ def test_policies_recommendations_go_through_the_writer(tmp_path: Path) -> None:
     sim.run(until_ms=3500)
     snap = snapshot(sim)
     mm = POLICIES["matchmaking"]
-    recs = mm.advise(snap, mm.State(), mm.Params()).recommendations
+    recs = mm.run(snap, mm.initial_state(), mm.params(), Reads()).recommendations
     rec = next(r for r in recs if r.kind.value == "update_scheduler_conf")
-    out, result = _write(SimWriter(sim), tmp_path, rec.kind.value, rec.target, thaw(rec.value))
+    out, result = _write(SimLevers(sim), tmp_path, rec.kind.value, rec.target, rec.value.to_json())
     assert out == "applied"
-    assert sim.scheduler.conf()[NLD] == str(thaw(rec.value)[NLD])  # type: ignore[index]
-    assert result["observed"] == {NLD: str(thaw(rec.value)[NLD])}  # type: ignore[index]
+    assert sim.scheduler.conf()[NLD] == str(rec.value.to_json()[NLD])  # type: ignore[index]
+    assert result["observed"] == {NLD: str(rec.value.to_json()[NLD])}  # type: ignore[index]
 
 
 def test_phase_use_reaches_the_snapshot() -> None:

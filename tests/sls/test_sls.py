@@ -2,7 +2,7 @@
 
 One SLS (``sls_cluster``, session) replays the standard trace, so every lever
 meets a busy CapacityScheduler with pending demand. Reads go through the
-project's own connectors (the sensor, ``RMWriter``) and are checked against
+project's own connectors (the sensor, the writer over ``RMLevers``) and are checked against
 the RM's REST API read directly. Every test restores what it changed.
 What SLS cannot show (its NMs ignore container signals, run no web server,
 report a fixed utilization) is asserted as the README describes it.
@@ -19,20 +19,22 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
+from rmwrites import JsonWrites
 from slsrun import SlsCluster
 from workload import FIXTURES, TraceJob, TraceSpec, make_nodes
 
 from yarn_advisor.advisor.act.actuator import open_journal
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.loop.report import CycleReport
 from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor, http_client
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.policies import params_models
 from yarn_advisor.config.schema import load
 from yarn_advisor.connectors.errors import ConnectorError
 from yarn_advisor.connectors.jmx.client import JmxClient
 from yarn_advisor.connectors.mapreduce.client import MapReduceClient
 from yarn_advisor.connectors.rm.client import RMClient
-from yarn_advisor.connectors.rm.write import RMWriter
+from yarn_advisor.connectors.rm.write import RMLevers
 
 pytestmark = pytest.mark.sls
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,9 +55,9 @@ def wait_until(cond: Callable[[], T], what: str, timeout: float = 120,
 
 
 @pytest.fixture(scope="module")
-def writer(sls_cluster: SlsCluster) -> RMWriter:
+def writer(sls_cluster: SlsCluster) -> JsonWrites:
     cfg = load(None, {"rm": {"urls": [sls_cluster.rm_url]}})
-    return RMWriter(RMClient(http_client(cfg), [sls_cluster.rm_url]))
+    return JsonWrites(RMClient(http_client(cfg), [sls_cluster.rm_url]))
 
 
 def apps_in(c: SlsCluster, states: str, queue: str = "") -> list[dict[str, Any]]:
@@ -144,7 +146,7 @@ def test_one_enforce_advisor_cycle_senses_every_node_and_its_priorities_hold(
                {"rm": {"urls": [c.rm_url]}, "state_dir": str(tmp_path),
                 "policies": {"haste": {"params": {"am_first_alone": True}}}}, params_models())
     sensor = build_sensor(cfg)
-    writer = RMWriter(sensor.connectors.rm, cfg.actuator.overcommit_timeout_ms)
+    writer = Writer(RMLevers(sensor.connectors.rm, cfg.actuator.overcommit_timeout_ms))
     advisor = build_advisor(cfg, sensor, writer, persist=False)
     def applied_cycle() -> CycleReport | None:
         r = advisor.run_once()
@@ -182,7 +184,7 @@ def test_apps_start_at_their_trace_times_and_keep_their_times(sls_cluster: SlsCl
 
 
 def test_priority_reorders_pending_apps_in_a_fifo_leaf_queue(
-        sls_cluster: SlsCluster, writer: RMWriter) -> None:
+        sls_cluster: SlsCluster, writer: JsonWrites) -> None:
     """Squeeze adhoc (scheduler-conf lever) until its apps wait as ACCEPTED, raise
     the newest one's priority: it must be activated before older waiting apps.
 
@@ -228,7 +230,7 @@ def test_priority_reorders_pending_apps_in_a_fifo_leaf_queue(
 
 
 def test_queue_move_and_the_simulated_am_still_finishes(
-        sls_cluster: SlsCluster, writer: RMWriter) -> None:
+        sls_cluster: SlsCluster, writer: JsonWrites) -> None:
     c = sls_cluster
     busy(c)
     jobs = trace_of(c)
@@ -244,7 +246,7 @@ def test_queue_move_and_the_simulated_am_still_finishes(
 
 
 @pytest.fixture()
-def small_node(sls_cluster: SlsCluster, writer: RMWriter) -> Iterator[dict[str, Any]]:
+def small_node(sls_cluster: SlsCluster, writer: JsonWrites) -> Iterator[dict[str, Any]]:
     """A busy 2-vcore node; its size and labels are restored afterwards."""
     c = sls_cluster
     busy(c)
@@ -259,7 +261,7 @@ def small_node(sls_cluster: SlsCluster, writer: RMWriter) -> Iterator[dict[str, 
 
 
 def test_node_resource_changes_what_the_scheduler_places(
-        sls_cluster: SlsCluster, writer: RMWriter, small_node: dict[str, Any]) -> None:
+        sls_cluster: SlsCluster, writer: JsonWrites, small_node: dict[str, Any]) -> None:
     c = sls_cluster
     out = writer.apply("update_node_resource", small_node["id"], {"memory_mb": 8192, "vcores": 8})
     assert out.status == "applied" and out.observed == {"memory_mb": 8192, "vcores": 8}
@@ -270,7 +272,7 @@ def test_node_resource_changes_what_the_scheduler_places(
 
 
 def test_exclusive_label_keeps_unlabelled_work_off_the_node(
-        sls_cluster: SlsCluster, writer: RMWriter, small_node: dict[str, Any]) -> None:
+        sls_cluster: SlsCluster, writer: JsonWrites, small_node: dict[str, Any]) -> None:
     """Labelled (an exclusive partition the operator made) and then grown, the
     node gets no new container; the same growth alone fills it within seconds
     (test above). The writer uses the operator's label as it is."""
@@ -295,7 +297,7 @@ def test_exclusive_label_keeps_unlabelled_work_off_the_node(
 
 
 def test_container_signal_is_accepted_but_the_simulated_nm_ignores_it(
-        sls_cluster: SlsCluster, writer: RMWriter) -> None:
+        sls_cluster: SlsCluster, writer: JsonWrites) -> None:
     """GRACEFUL_SHUTDOWN to the AMs of three big jobs early in their run: a real NM
     would stop them (and the apps would fail); SLS's NMs never read the signal."""
     c = sls_cluster
@@ -319,7 +321,7 @@ def test_container_signal_is_accepted_but_the_simulated_nm_ignores_it(
     assert all(writer.read("signal_container", cid)["state"] == "RUNNING" for cid in alive)
 
 
-def test_kill_app_and_the_simulation_goes_on(sls_cluster: SlsCluster, writer: RMWriter) -> None:
+def test_kill_app_and_the_simulation_goes_on(sls_cluster: SlsCluster, writer: JsonWrites) -> None:
     c = sls_cluster
     busy(c)
     victim = max(apps_in(c, "RUNNING"), key=lambda a: a["startedTime"])

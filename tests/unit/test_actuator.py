@@ -1,8 +1,8 @@
 """The actuator's modes and guardrails: each one is shown stopping an action.
 
-The writer here is an in-memory double of RMWriter (same read-before-write
-contract, the real levers' comparisons); what the real RM does is shown by
-tests/cluster/test_write_*.py.
+The RM here is an in-memory double of the real one's levers (a read and a send
+per kind) under the advisor's own read-before-write Writer; what the real RM
+does is shown by tests/cluster/test_write_*.py.
 """
 
 from __future__ import annotations
@@ -18,12 +18,26 @@ from _snapshots import TS, app, container, node, snapshot
 
 from yarn_advisor.advisor.act.actuator import Actuator, build_actuator
 from yarn_advisor.advisor.act.journal import Entry, Journal, Phase
+from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.settings import load_config as load
-from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.jsonvalue import JsonValue
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import (
+    AppState,
+    ConfUpdate,
+    ContainerStatus,
+    NodeLabels,
+    NodeResource,
+    Payload,
+    Priority,
+    Queue,
+    previous_from_json,
+    value_from_json,
+)
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import ActuatorSettings, Scope
 from yarn_advisor.connectors.errors import StandbyError, UnavailableError
-from yarn_advisor.connectors.rm.write import WriteOutcome, lever
 
 NOW = TS / 1000 + 5
 APP, OTHER = "application_1_0001", "application_1_0002"
@@ -32,42 +46,41 @@ N1, N2 = "h1:8041", "h2:8041"
 
 
 class FakeRM:
-    """Current values by (kind, target); counts every write and live check."""
+    """An in-memory RM's levers: current values by (kind, target); counts every send
+    and live check. The read-before-write over it is the advisor's own Writer."""
 
     def __init__(self, down: Exception | None = None) -> None:
-        self.values: dict[tuple[str, str], Any] = {
-            ("set_app_priority", APP): 0, ("set_app_priority", OTHER): 0,
-            ("move_app_queue", APP): "root.etl",
-            ("update_node_resource", N1): {"memory_mb": 8192, "vcores": 8},
-            ("replace_node_labels", N1): [],
-            ("signal_container", CID): {"state": "RUNNING", "node": N1},
-            ("kill_app", APP): "RUNNING",
+        self.values: dict[tuple[Kind, str], Payload] = {
+            (Kind.SET_APP_PRIORITY, APP): Priority(0), (Kind.SET_APP_PRIORITY, OTHER): Priority(0),
+            (Kind.MOVE_APP_QUEUE, APP): Queue("root.etl"),
+            (Kind.UPDATE_NODE_RESOURCE, N1): NodeResource(8192, 8),
+            (Kind.REPLACE_NODE_LABELS, N1): NodeLabels(()),
+            (Kind.SIGNAL_CONTAINER, CID): ContainerStatus("RUNNING", N1),
+            (Kind.KILL_APP, APP): AppState("RUNNING"),
         }
-        self.sent: list[tuple[str, str, Any]] = []
+        self.conf: dict[str, str] = {}
+        self.sent: list[tuple[str, str, Any]] = []  # (kind, target, value as JSON)
         self.down = down
 
     def ensure_active(self) -> None:
         if self.down:
             raise self.down
 
-    def read(self, kind: str, target: str, value: Any = None) -> Any:
-        if kind == "update_scheduler_conf":
-            return {k: self.values.get((kind, f"{target}/{k}")) for k in value}
+    def read(self, kind: Kind, target: str, value: Payload) -> Payload | None:
+        if isinstance(value, ConfUpdate):
+            return ConfUpdate.of({k: self.conf.get(f"{target}/{k}") for k, _ in value.items})
         return self.values.get((kind, target))
 
-    def apply(self, kind: str, target: str, value: Any, before_send: Any = None) -> WriteOutcome:
-        previous = self.read(kind, target, value)
-        if lever(kind).same(previous, value):
-            return WriteOutcome(kind, target, previous, "noop")
-        if before_send:
-            before_send(previous)
-        self.sent.append((kind, target, value))
-        if kind == "update_scheduler_conf":
-            for k, v in value.items():
-                self.values[(kind, f"{target}/{k}")] = str(v)
+    def send(self, kind: Kind, target: str, value: Payload) -> JsonValue:
+        if isinstance(value, NodeLabels) and len(value.labels) > 1:  # as the real lever
+            raise ValueError("a node carries at most one partition label")
+        self.sent.append((kind.value, target, value.to_json()))
+        if isinstance(value, ConfUpdate):
+            for k, v in value.items:
+                self.conf[f"{target}/{k}"] = str(v)
         else:
             self.values[(kind, target)] = value
-        return WriteOutcome(kind, target, previous, "applied", {"status": 200}, value)
+        return {"status": 200}
 
 
 def snap(**kw: Any) -> Snapshot:
@@ -79,16 +92,21 @@ def snap(**kw: Any) -> Snapshot:
 
 
 def rec(kind: str = "set_app_priority", target: str = APP, value: Any = 5,
-        previous: Any = 0, policy: str = "haste") -> Recommendation:
-    return Recommendation(Kind(kind), target, value, policy,
-                          Explanation("test.rule", "because"), previous)
+        previous: Any = "default", policy: str = "haste") -> Recommendation:
+    """A recommendation from the JSON forms of its value and previous value (by
+    default priority 0 for a priority, none for the others)."""
+    k = Kind(kind)
+    if previous == "default":
+        previous = 0 if k is Kind.SET_APP_PRIORITY else None
+    return Recommendation(k, target, value_from_json(k, value), policy,
+                          Explanation("test.rule", "because"), previous_from_json(k, previous))
 
 
 def make(tmp_path: Path, rm: FakeRM | None = None, dry_run: bool = False,
          per_policy: dict[str, bool | None] | None = None, **settings: Any) -> Actuator:
     base = {"cooldown_s": 0.0, **settings}
     return Actuator(ActuatorSettings(**base), Journal(tmp_path / "journal.jsonl"),
-                    rm if rm is not None else FakeRM(), dry_run, per_policy or {},
+                    Writer(rm if rm is not None else FakeRM()), dry_run, per_policy or {},
                     clock=lambda: NOW)
 
 
@@ -113,7 +131,8 @@ def blocked_by(tmp_path: Path, reason: str, recs: list[Recommendation] | None = 
 def test_enforce_applies_and_journals_intent_then_result(tmp_path: Path) -> None:
     rm = FakeRM()
     a = make(tmp_path, rm)
-    assert a.act([rec(), rec("advise_container_size", value={})], snap()) == {
+    size = {"memory_mb": 1024, "vcores": 1}
+    assert a.act([rec(), rec("advise_container_size", value=size)], snap()) == {
         ("set_app_priority", "haste", "applied"): 1,
         ("advise_container_size", "haste", "advisory"): 1}
     assert rm.sent == [("set_app_priority", APP, 5)]
@@ -126,7 +145,7 @@ def test_enforce_applies_and_journals_intent_then_result(tmp_path: Path) -> None
 def test_dry_run_is_the_default_and_sends_nothing(tmp_path: Path) -> None:
     rm = FakeRM()
     a = build_actuator(load(None, {"state_dir": str(tmp_path)}), None)
-    a.writer, a.clock = rm, lambda: NOW
+    a.writer, a.clock = Writer(rm), lambda: NOW
     assert a.act([rec()], snap()) == {("set_app_priority", "haste", "dry_run"): 1}
     assert rm.sent == []
     (only,) = a.journal.entries()
@@ -312,7 +331,7 @@ def test_min_change_against_the_snapshot(tmp_path: Path) -> None:
 def test_min_change_against_the_live_value(tmp_path: Path) -> None:
     """The snapshot said 0, the RM says 4 by now: 4 -> 5 is too small; nothing sent."""
     rm = FakeRM()
-    rm.values[("set_app_priority", APP)] = 4
+    rm.values[(Kind.SET_APP_PRIORITY, APP)] = Priority(4)
     a = make(tmp_path, rm, min_priority_delta=2)
     assert a.act([rec(value=5, previous=0)], snap()) == {
         ("set_app_priority", "haste", "blocked"): 1}
@@ -323,7 +342,7 @@ def test_min_change_against_the_live_value(tmp_path: Path) -> None:
 
 def test_already_there_is_a_noop(tmp_path: Path) -> None:
     rm = FakeRM()
-    rm.values[("set_app_priority", APP)] = 5
+    rm.values[(Kind.SET_APP_PRIORITY, APP)] = Priority(5)
     a = make(tmp_path, rm)
     assert a.act([rec(value=5, previous=0)], snap()) == {("set_app_priority", "haste", "noop"): 1}
     assert rm.sent == []
@@ -368,11 +387,15 @@ def test_a_repeated_block_is_counted_but_journaled_once(tmp_path: Path) -> None:
     assert [e.value for e in a.journal.entries()] == [5, 6]
 
 
-def test_a_malformed_value_is_invalid_not_a_crash(tmp_path: Path) -> None:
-    a = make(tmp_path)
-    counts = a.act([rec(value={"not": "a priority"}), rec(target=OTHER)], snap())
-    assert counts == {("set_app_priority", "haste", "invalid"): 1,
+def test_a_value_the_lever_cannot_send_is_invalid_not_a_crash(tmp_path: Path) -> None:
+    """Two partition labels on one node: the lever refuses before sending; the
+    cycle's other writes go on."""
+    rm = FakeRM()
+    a = make(tmp_path, rm)
+    counts = a.act([rec("replace_node_labels", N1, ["a", "b"]), rec(target=OTHER)], snap())
+    assert counts == {("replace_node_labels", "haste", "invalid"): 1,
                       ("set_app_priority", "haste", "applied"): 1}
+    assert rm.sent == [("set_app_priority", OTHER, 5)]
 
 
 def test_blocked_lines_per_cycle_are_bounded_and_the_rest_summed_up(tmp_path: Path) -> None:
@@ -426,12 +449,11 @@ def test_a_priority_the_rm_has_is_not_blocked(tmp_path: Path) -> None:
 class CappingRM(FakeRM):
     """Accepts any priority and keeps the cluster's maximum, as the RM does."""
 
-    def apply(self, kind: str, target: str, value: Any, before_send: Any = None) -> WriteOutcome:
-        out = super().apply(kind, target, value, before_send)
-        if kind == "set_app_priority" and out.status == "applied":
-            self.values[(kind, target)] = min(value, 3)
-            return dataclasses.replace(out, observed=min(value, 3))
-        return out
+    def send(self, kind: Kind, target: str, value: Payload) -> JsonValue:
+        answer = super().send(kind, target, value)
+        if isinstance(value, Priority):
+            self.values[(kind, target)] = Priority(min(value.value, 3))
+        return answer
 
 
 def test_a_write_the_rm_did_not_keep_is_not_held(tmp_path: Path) -> None:
@@ -471,7 +493,7 @@ def test_going_back_to_the_original_value_is_never_rate_limited(tmp_path: Path) 
     assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "blocked")] == 1
     counts = a.act([rec("update_node_resource", N1, back)], snap())
     assert counts[(Kind.UPDATE_NODE_RESOURCE, "haste", "applied")] == 1
-    assert rm.values[("update_node_resource", N1)] == back
+    assert rm.values[(Kind.UPDATE_NODE_RESOURCE, N1)].to_json() == back
     # a restarted actuator knows the origin from the journal
     rm2 = FakeRM()
     tmp_path.joinpath("b").mkdir()

@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 
-from yarn_advisor.advisor.act.journal import Action, Journal, Phase
-from yarn_advisor.advisor.cli.rollback import inverse, parse_time, register, rollback, select
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.act.actuator import Actuator
+from yarn_advisor.advisor.act.journal import Action, Entry, Journal, Phase
+from yarn_advisor.advisor.act.rollback import inverse, select
+from yarn_advisor.advisor.cli.rollback import parse_time, register
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.config.schema import ActuatorSettings
 
 
 def act(aid: str, ts: float, kind: str = "set_app_priority", target: str = "app_1",
@@ -36,23 +39,31 @@ def test_select_since_newest_first_skipping_what_needs_no_undo() -> None:
     assert [a.id for a in select(actions, action_id="r")] == ["r"]
 
 
+def _json(steps: list[tuple[Kind, str, Any]]) -> list[tuple[str, str, Any]]:
+    return [(k.value, t, v.to_json()) for k, t, v in steps]
+
+
 def test_inverse_of_each_kind() -> None:
-    assert inverse(act("a", 1, "update_scheduler_conf", "scheduler", {"k": 5},
-                       {"k": None})) == [("update_scheduler_conf", "scheduler", {"k": None})]
-    assert inverse(act("a", 1, "replace_node_labels", "h:1", ["x"], [],
-                       answer={"status": 200, "added_cluster_labels": ["x"]})) == [
+    assert _json(inverse(act("a", 1, "update_scheduler_conf", "scheduler", {"k": 5},
+                             {"k": None}))) == [("update_scheduler_conf", "scheduler", {"k": None})]
+    assert _json(inverse(act("a", 1, "replace_node_labels", "h:1", ["x"], [],
+                             answer={"status": 200, "added_cluster_labels": ["x"]}))) == [
         ("replace_node_labels", "h:1", []), ("remove_cluster_labels", "cluster", ["x"])]
-    assert inverse(act("a", 1, "add_cluster_labels", "cluster", ["x", "y"], ["y"])) == [
+    assert _json(inverse(act("a", 1, "add_cluster_labels", "cluster", ["x", "y"], ["y"]))) == [
         ("remove_cluster_labels", "cluster", ["x"])]
-    assert inverse(act("a", 1, "remove_cluster_labels", "cluster", ["x", "z"], ["x"])) == [
-        ("add_cluster_labels", "cluster", ["x"])]
+    assert _json(inverse(act("a", 1, "remove_cluster_labels", "cluster", ["x", "z"],
+                             ["x"]))) == [("add_cluster_labels", "cluster", ["x"])]
+
+
+def _actuator(j: Journal) -> Actuator:
+    return Actuator(ActuatorSettings(), j, writer=None, global_dry_run=False)
 
 
 def test_irreversible_actions_are_reported_and_journaled(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.jsonl")
-    steps = rollback(j, writer=None, actions=[  # type: ignore[arg-type]
+    steps = _actuator(j).rollback([
         act("s", 1, "signal_container", "container_1_0001_01_000002", "GRACEFUL_SHUTDOWN",
-            {"state": "RUNNING"})])
+            {"state": "RUNNING", "node": "h:1"})])
     assert [s.outcome for s in steps] == ["irreversible"]
     (rec,) = j.entries()
     assert (rec.policy, rec.rollback_of, rec.phase) == ("rollback", "s", Phase.BLOCKED)
@@ -60,7 +71,7 @@ def test_irreversible_actions_are_reported_and_journaled(tmp_path: Path) -> None
 
 def test_dry_run_rollback_only_journals(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.jsonl")
-    steps = rollback(j, writer=None, actions=[act("a", 1)], dry_run=True)  # type: ignore[arg-type]
+    steps = _actuator(j).rollback([act("a", 1)], dry_run=True)
     assert [(s.outcome, s.value, s.rollback_of) for s in steps] == [("dry_run", 0, "a")]
 
 
@@ -95,7 +106,6 @@ def test_rollback_reports_a_line_it_could_not_read_and_exits_1(
     with rc 0 while the change it recorded was still on the RM."""
     import yaml
 
-    from yarn_advisor.advisor.act.journal import Entry
     from yarn_advisor.advisor.cli.main import main
 
     journal = tmp_path / "state" / "journal.jsonl"

@@ -10,7 +10,8 @@ from typing import Any
 from _snapshots import TS, J, app, ctr, node, queue, snapshot, with_util
 
 from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, decide
-from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Node, Snapshot
 from yarn_advisor.advisor.policies import anacrac
 from yarn_advisor.advisor.policies.anacrac import State
@@ -63,16 +64,16 @@ def test_steps_1_to_30_on_scripted_heartbeats() -> None:
     # heartbeat 1: h2 is past the CPU threshold (7 of 8 cores = 87.5% >= 80)
     hb1 = anacrac.advise(heartbeat(TS, (2.0, 7.0, 1.0)), State(), PARAMS)
     labels = by(hb1.recommendations, Kind.REPLACE_NODE_LABELS)
-    assert {k: v.value for k, v in labels.items()} == {H1: ("ingest",)}  # steps 8, 11
-    assert labels[H1].previous == ()
+    assert {k: J(v.value) for k, v in labels.items()} == {H1: ["ingest"]}  # steps 8, 11
+    assert J(labels[H1].previous) == []
     assert J(labels[H1].explanation.inputs)["rules"]["ingest"]["past_thresholds"] == ()
     move = by(hb1.recommendations, Kind.MOVE_APP_QUEUE)[S]
-    assert (move.value, move.previous) == ("root.ingest", "root.default")
+    assert (J(move.value), J(move.previous)) == ("root.ingest", "root.default")
     viol = by(hb1.recommendations, Kind.ADVISE_APP_CONFIG)[S]
     found = {(v["type"], v["node"], v["step"]) for v in J(viol.value)["violations"]}
     assert found == {("hosts", H3, 8), ("tasks_maximum", H1, 10), ("cpu_threshold", H2, 11)}
     size = by(hb1.recommendations, Kind.ADVISE_CONTAINER_SIZE)[S]  # steps 13-16, Eq 9-12
-    assert (size.value, size.previous) == ({"memory_mb": 1536, "vcores": 1},
+    assert (J(size.value), J(size.previous)) == ({"memory_mb": 1536, "vcores": 1},
                                            {"memory_mb": 1024, "vcores": 1})
     assert J(size.explanation.scores)["u_at_memory_percent"] == round(100 * 900 / 1024, 3)
     assert not by(hb1.recommendations, Kind.SET_APP_PRIORITY)  # W waited 10 s < 60 s
@@ -85,25 +86,25 @@ def test_steps_1_to_30_on_scripted_heartbeats() -> None:
     hb2 = anacrac.advise(heartbeat(TS + 40_000, (2.0, 3.0, 1.0), (("ingest",), (), ())),
                          hb1.next_state, PARAMS)
     labels = by(hb2.recommendations, Kind.REPLACE_NODE_LABELS)
-    assert {k: v.value for k, v in labels.items()} == {H2: ("ingest",)}
+    assert {k: J(v.value) for k, v in labels.items()} == {H2: ["ingest"]}
     assert not by(hb2.recommendations, Kind.SET_APP_PRIORITY)  # 50 s
 
     # heartbeat 3 (+60 s): W waited 70 s -> HIGH (the RM's max priority, 5); h1 got hot
     hb3 = anacrac.advise(heartbeat(TS + 60_000, (7.5, 3.0, 1.0), (("ingest",), ("ingest",), ())),
                          hb2.next_state, PARAMS)
     prio = by(hb3.recommendations, Kind.SET_APP_PRIORITY)[W]
-    assert (prio.value, prio.previous) == (5, 0)
+    assert (J(prio.value), J(prio.previous)) == (5, 0)
     assert prio.explanation.rule == "anacrac.waiting_time.boost"
     assert J(prio.explanation.scores)["waited_s"] == 70.0
     labels = by(hb3.recommendations, Kind.REPLACE_NODE_LABELS)
-    assert {k: v.value for k, v in labels.items()} == {H1: ()}
+    assert {k: J(v.value) for k, v in labels.items()} == {H1: []}
     assert labels[H1].explanation.rule == "anacrac.node_awareness.release"
 
     # heartbeat 4 (+90 s): W got its AM container -> back to its own priority (step 26)
     hb4 = anacrac.advise(heartbeat(TS + 90_000, (2.0, 3.0, 1.0), (("ingest",), ("ingest",), ()),
                                    w_state="RUNNING", w_priority=5), hb3.next_state, PARAMS)
     prio = by(hb4.recommendations, Kind.SET_APP_PRIORITY)[W]
-    assert (prio.value, prio.previous) == (0, 5)
+    assert (J(prio.value), J(prio.previous)) == (0, 5)
     assert prio.explanation.rule == "anacrac.waiting_time.restore"
     assert J(hb4.next_state)["waits"][W]["boosted_from"] is None
 
@@ -142,7 +143,7 @@ def test_nodes_with_labels_we_do_not_manage_are_left_alone() -> None:
 
 def test_no_rules_only_waiting_time() -> None:
     res = anacrac.advise(heartbeat(TS + 100_000, (2.0, 7.0, 1.0)), State(), anacrac.Params())
-    assert [(r.kind, r.target, r.value) for r in res.recommendations] == [
+    assert [(r.kind, r.target, J(r.value)) for r in res.recommendations] == [
         (Kind.SET_APP_PRIORITY, W, 5)]  # first seen ACCEPTED since its start, 110 s ago
 
 

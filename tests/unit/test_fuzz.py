@@ -32,11 +32,9 @@ from yarn_advisor.classifiers.readers.sources import SourceError
 from yarn_advisor.classifiers.readers.spark import SparkEventLogReader
 from yarn_advisor.classifiers.readers.tasks_csv import TaskCsvReader
 from yarn_advisor.config.base import ConfigError
+from yarn_advisor.connectors import jmx, mapreduce, rm
 from yarn_advisor.connectors.errors import ParseError
-from yarn_advisor.connectors.jmx import client as jmx
-from yarn_advisor.connectors.mapreduce import client as mapreduce
 from yarn_advisor.connectors.replay import RecordingError, open_recording
-from yarn_advisor.connectors.rm import client as rm
 
 FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
 

@@ -10,7 +10,8 @@ from _snapshots import J, app, container, job, node, queue, rr, snapshot, task
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.policies import haste
 from yarn_advisor.advisor.policies.haste import core as hc
 from yarn_advisor.advisor.policies.haste.inputs import IterationRule, build_inputs
@@ -59,23 +60,23 @@ def _three_apps(rm_conf: dict[str, str] | None = None,
 
 def test_am_first_then_preference_rank_mapped_to_priorities() -> None:
     prio = _by_kind(_three_apps(), Kind.SET_APP_PRIORITY)
-    assert prio[A2].value == 10 and prio[A2].explanation.rule == "haste.am_first"
+    assert J(prio[A2].value) == 10 and prio[A2].explanation.rule == "haste.am_first"
     # the iterative app's alignment (Eq 5) outweighs A1's urgency under beta 0.2/0.2/0.6
     # three levels over 0..10: A2 (AM) 10, A3 5, A1 the lowest at 0, where it already is
-    assert prio[A3].value == 5
+    assert J(prio[A3].value) == 5
     assert A1 not in prio
     e = prio[A3].explanation
     assert e.rule == "haste.rta.preference_rank"
     assert e.inputs["iteration"] == {"total": 5, "finished": 1, "source": "tag:iteration:2/5"}
     assert e.thresholds["beta"] == (0.2, 0.2, 0.6)
-    assert prio[A3].previous == 0
+    assert J(prio[A3].previous) == 0
     json.dumps([r.to_dict() for r in prio.values()])
 
 
 def test_without_alignment_the_iterative_app_loses_its_boost() -> None:
     prio = _by_kind(_three_apps(alignment=False), Kind.SET_APP_PRIORITY)
     # plain HaSTE: A1's urgency ranks it above A3, which stays at the lowest level, 0
-    assert A3 not in prio and prio[A1].value == 5
+    assert A3 not in prio and J(prio[A1].value) == 5
     assert prio[A1].explanation.thresholds["beta"] == (1.0, 1.0, 0.0)
 
 
@@ -91,7 +92,7 @@ def test_only_changes_are_recommended_and_single_app_queues_are_left_alone() -> 
     )
     prio = _by_kind(haste.advise(snap, NEW, haste.Params()).recommendations, Kind.SET_APP_PRIORITY)
     # two score levels spread over 0..10: rank 1 -> 10, rank 2 -> 0
-    assert {t: (r.previous, r.value) for t, r in prio.items()} == {A2: (3, 10), A1: (9, 0)}
+    assert {t: (J(r.previous), J(r.value)) for t, r in prio.items()} == {A2: (3, 10), A1: (9, 0)}
     settled = snapshot(
         nodes=snap.nodes,
         apps=[
@@ -125,10 +126,10 @@ def test_node_advice_names_the_best_fitting_request() -> None:
     adv = _by_kind(recs, Kind.ADVISE_APP_CONFIG)
     assert set(adv) == {"n1:1", "n2:1"}
     for rec in adv.values():
-        assert isinstance(rec.value, dict)
+        assert isinstance(J(rec.value), dict)
         assert J(rec.value)["serve_next"]["app"] == A2
         assert rec.explanation.rule == "haste.am_first"
-        assert rec.previous is None
+        assert J(rec.previous) is None
 
 
 def test_node_advice_without_am_uses_rta_and_respects_fit_and_labels() -> None:
@@ -168,7 +169,7 @@ def test_idle_nodes_get_an_ita_plan_and_the_pool_shrinks() -> None:
                    Kind.ADVISE_APP_CONFIG)
     first = adv["n1:1"]
     assert first.explanation.rule == "haste.ita.knapsack"
-    assert isinstance(first.value, dict)
+    assert isinstance(J(first.value), dict)
     plan = {p["app"]: p["containers"] for p in J(first.value)["plan"]}
     assert plan == {A1: 1, A2: 3}  # 3 type-II + 1 type-I fill <10 GB, 6 cores>
     assert first.explanation.scores["memory_utilisation"] == 1.0
@@ -324,10 +325,10 @@ def test_no_priorities_where_the_lever_does_not_exist() -> None:
 def test_priorities_are_capped_by_the_clusters_max_application_priority() -> None:
     capped = _by_kind(_three_apps(rm_conf={"yarn.cluster.max-application-priority": "4"}),
                       Kind.SET_APP_PRIORITY)
-    assert capped[A2].value == 4  # the AM-first app gets the cluster's ceiling, not 10
-    assert all(0 <= int(r.value) <= 4 for r in capped.values())  # type: ignore[call-overload]
+    assert J(capped[A2].value) == 4  # the AM-first app gets the cluster's ceiling, not 10
+    assert all(0 <= int(J(r.value)) <= 4 for r in capped.values())  # type: ignore[call-overload]
     free = _by_kind(_three_apps(), Kind.SET_APP_PRIORITY)
-    assert free[A2].value == 10
+    assert J(free[A2].value) == 10
 
 
 def test_apps_nothing_tells_apart_fall_back_to_the_default_priority() -> None:
@@ -338,7 +339,7 @@ def test_apps_nothing_tells_apart_fall_back_to_the_default_priority() -> None:
                           app(A2, [rr(20, 1024, 1, 5)], queue="a", priority=0)])
     prio = _by_kind(haste.advise(snap, NEW, haste.Params()).recommendations,
                     Kind.SET_APP_PRIORITY)
-    assert {t: (r.previous, r.value) for t, r in prio.items()} == {A1: (10, 0)}
+    assert {t: (J(r.previous), J(r.value)) for t, r in prio.items()} == {A1: (10, 0)}
 
 
 def test_an_am_boost_alone_is_not_written_where_nothing_ranks_the_running_apps() -> None:
@@ -353,6 +354,6 @@ def test_an_am_boost_alone_is_not_written_where_nothing_ranks_the_running_apps()
                     Kind.SET_APP_PRIORITY) == {}
     alone = _by_kind(haste.advise(snap, NEW, haste.Params(am_first_alone=True)).recommendations,
                      Kind.SET_APP_PRIORITY)
-    assert {t: r.value for t, r in alone.items()} == {A2: 10}
+    assert {t: J(r.value) for t, r in alone.items()} == {A2: 10}
     # ranked running apps (A1's MapReduce counts): the paper's AM boost is kept
-    assert _by_kind(_three_apps(), Kind.SET_APP_PRIORITY)[A2].value == 10
+    assert J(_by_kind(_three_apps(), Kind.SET_APP_PRIORITY)[A2].value) == 10

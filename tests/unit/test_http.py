@@ -70,6 +70,16 @@ def test_refused_connection_is_unavailable_after_bounded_retries() -> None:
     assert not isinstance(info.value, TimeoutError_)
     assert len(waits) == 2  # 3 attempts -> 2 waits
     assert all(0 <= w <= 1.0 for w in waits)
+    # one line an operator acts on, not urllib3's chain of wrapped exceptions
+    message = str(info.value)
+    assert "connection refused" in message and "\n" not in message
+    assert "Max retries" not in message and "NewConnectionError" not in message
+
+
+def test_an_unknown_host_says_so() -> None:
+    http, _ = client()
+    with pytest.raises(UnavailableError, match="host name not found"):
+        http.get_json("http://no-such-host.invalid:8088/ws/v1/cluster/info")
 
 
 def test_silent_server_times_out(silent_server: int) -> None:

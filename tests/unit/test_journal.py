@@ -9,39 +9,43 @@ from typing import Any
 
 import pytest
 
-from yarn_advisor.advisor.act.journal import Entry, Journal, Phase, journaled_write
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.act.journal import Entry, Journal, Phase
+from yarn_advisor.advisor.act.writer import Veto, Writer, journaled_write
+from yarn_advisor.advisor.model.jsonvalue import JsonValue
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Payload, Priority
 from yarn_advisor.connectors.errors import AuthError, StandbyError, TimeoutError_
-from yarn_advisor.connectors.rm.write import WriteOutcome
 
 
 class OneValue:
-    """A writer double holding one value per (kind, target); it can fail on send."""
+    """An RM's levers holding one priority; a send can fail (after it landed, or not)."""
 
-    def __init__(self, value: Any, fail: Exception | None = None, applies: bool = True) -> None:
-        self.value, self.fail, self.applies = value, fail, applies
+    def __init__(self, value: int, fail: Exception | None = None, applies: bool = True,
+                 journal: Journal | None = None) -> None:
+        self.value: Payload = Priority(value)
+        self.fail, self.applies, self.journal = fail, applies, journal
         self.sends = 0
-        self.events: list[str] = []
+        self.seen_at_send: list[list[str]] = []  # the journal's phases when a send starts
 
     def ensure_active(self) -> None:
         pass
 
-    def read(self, kind: str, target: str, value: Any = None) -> Any:
+    def read(self, kind: Kind, target: str, value: Payload) -> Payload | None:
         return self.value
 
-    def apply(self, kind: str, target: str, value: Any, before_send: Any = None) -> WriteOutcome:
-        previous = self.value
-        if previous == value:
-            return WriteOutcome(kind, target, previous, "noop")
-        if before_send:
-            before_send(previous)
-        self.events.append("send")
+    def send(self, kind: Kind, target: str, value: Payload) -> JsonValue:
+        if self.journal is not None:
+            self.seen_at_send.append([e.phase.value for e in self.journal.entries()])
         self.sends += 1
         if self.applies:
             self.value = value
         if self.fail:
             raise self.fail
-        return WriteOutcome(kind, target, previous, "applied", {"status": 200}, self.value)
+        return {"status": 200}
+
+
+def write(levers: OneValue, j: Journal, entry: Entry | None = None, value: int = 7) -> Entry:
+    return journaled_write(Writer(levers), j, entry or base(value), Priority(value))
 
 
 def base(value: Any = 7, aid: str = "a1") -> Entry:
@@ -111,22 +115,10 @@ def test_a_torn_last_line_cannot_swallow_the_next_record(tmp_path: Path) -> None
 
 def test_intent_is_on_disk_before_the_write_and_result_after(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.jsonl")
-    w = OneValue(0)
-    seen_at_send: list[list[str]] = []
-    real_apply = w.apply
-
-    def apply(*args: Any, **kw: Any) -> WriteOutcome:
-        inner = kw.get("before_send") or args[3]
-
-        def before(prev: Any) -> None:
-            inner(prev)
-            seen_at_send.append([e.phase.value for e in j.entries()])
-        return real_apply(args[0], args[1], args[2], before)
-
-    w.apply = apply  # type: ignore[method-assign]
-    result = journaled_write(w, j, base())
+    w = OneValue(0, journal=j)
+    result = write(w, j)
     assert result.outcome == "applied"
-    assert seen_at_send == [["intent"]]
+    assert w.seen_at_send == [["intent"]]
     intent, res = j.entries()
     assert (intent.phase, intent.previous, intent.value) == (Phase.INTENT, 0, 7)
     assert (res.phase, res.outcome, res.sent, res.observed) == (Phase.RESULT, "applied", True, 7)
@@ -139,7 +131,7 @@ def test_intent_is_on_disk_before_the_write_and_result_after(tmp_path: Path) -> 
 def test_noop_sends_nothing_and_writes_no_intent(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.jsonl")
     w = OneValue(7)
-    assert journaled_write(w, j, base()).outcome == "noop"
+    assert write(w, j).outcome == "noop"
     assert w.sends == 0
     assert [e.phase for e in j.entries()] == [Phase.RESULT]
     assert j.actions()[0].sent is False
@@ -148,9 +140,9 @@ def test_noop_sends_nothing_and_writes_no_intent(tmp_path: Path) -> None:
 def test_lost_answer_is_read_back_never_resent(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.jsonl")
     applied = OneValue(0, TimeoutError_("PUT ...: timed out"))
-    assert journaled_write(applied, j, base()).outcome == "applied"
+    assert write(applied, j).outcome == "applied"
     lost = OneValue(0, TimeoutError_("PUT ...: timed out"), applies=False)
-    assert journaled_write(lost, j, base(aid="a2")).outcome == "unknown"
+    assert write(lost, j, base(aid="a2")).outcome == "unknown"
     assert applied.sends == lost.sends == 1
     results = [e for e in j.entries() if e.phase is Phase.RESULT]
     assert [(r.outcome, r.observed, r.sent) for r in results] == [
@@ -167,7 +159,7 @@ def test_refusals_are_journaled_with_the_error(tmp_path: Path, exc: Exception,
                                                outcome: str) -> None:
     j = Journal(tmp_path / "j.jsonl")
     w = OneValue(0, exc, applies=False)
-    assert journaled_write(w, j, base()).outcome == outcome
+    assert write(w, j).outcome == outcome
     intent, res = j.entries()
     assert intent.previous == 0
     assert res.outcome == outcome and res.sent is True
@@ -178,11 +170,11 @@ def test_a_veto_journals_and_sends_nothing(tmp_path: Path) -> None:
     j = Journal(tmp_path / "j.jsonl")
     w = OneValue(0)
 
-    def veto(previous: Any) -> None:
-        raise LookupError("too small")
+    def veto(previous: Payload | None) -> None:
+        raise Veto("too small")
 
-    with pytest.raises(LookupError):
-        journaled_write(w, j, base(), veto)
+    with pytest.raises(Veto):
+        journaled_write(Writer(w), j, base(), Priority(7), veto)
     assert w.sends == 0 and j.entries() == []
 
 

@@ -17,7 +17,7 @@ PREFIX = "yarn_advisor."
 
 # bottom first; one entry per layer (the packages in it)
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("config",),
+    ("config", "advisor._root"),
     ("advisor.model",),
     ("connectors", "classifiers"),
     ("advisor.policies",),

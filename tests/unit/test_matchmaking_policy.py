@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from _snapshots import J, app, bean, job, node, queue, rr, snapshot
 
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.snapshot import MRJob, Snapshot
 from yarn_advisor.advisor.policies import matchmaking as mm
 
@@ -26,7 +26,7 @@ def _cluster(n: int, apps: tuple[object, ...] = (), **extra: Any) -> Snapshot:
 def test_recommends_one_local_chance_per_node_per_round() -> None:
     res = mm.advise(_cluster(40), mm.State(), mm.Params())
     (rec,) = res.recommendations
-    assert (rec.kind, rec.target, rec.value, rec.previous) == (
+    assert (rec.kind, rec.target, J(rec.value), J(rec.previous)) == (
         Kind.UPDATE_SCHEDULER_CONF,
         "scheduler",
         {KEY: 40},
@@ -39,24 +39,24 @@ def test_recommends_one_local_chance_per_node_per_round() -> None:
     assert "one local chance per heartbeat round" in e.summary
     json.dumps(rec.to_dict())
     two = mm.advise(_cluster(40), mm.State(), mm.Params(rounds=2, max_delay=50)).recommendations
-    assert two[0].value == {KEY: 50}
+    assert J(two[0].value) == {KEY: 50}
 
 
 def test_no_recommendation_when_the_rm_already_has_the_value() -> None:
     res = mm.advise(_cluster(40), mm.State(), mm.Params(current_node_locality_delay=40))
     assert res.recommendations == ()
     moved = mm.advise(_cluster(40), mm.State(), mm.Params(current_node_locality_delay=10))
-    assert moved.recommendations[0].previous == {KEY: 10}
+    assert J(moved.recommendations[0].previous) == {KEY: 10}
 
 
 def test_hysteresis_keeps_the_held_value() -> None:
     st = mm.advise(_cluster(100), mm.State(), mm.Params()).next_state
     assert isinstance(st, mm.State) and st.held_delay == 100
     near = mm.advise(_cluster(105), st, mm.Params())
-    assert near.recommendations[0].value == {KEY: 100}
+    assert J(near.recommendations[0].value) == {KEY: 100}
     assert near.recommendations[0].explanation.scores["computed_delay"] == 105
     far = mm.advise(_cluster(120), st, mm.Params())
-    assert far.recommendations[0].value == {KEY: 120}
+    assert J(far.recommendations[0].value) == {KEY: 120}
 
 
 def test_markers_follow_cycles_and_reset_on_new_apps() -> None:
@@ -163,5 +163,5 @@ def test_live_scheduler_conf_is_the_previous_value_and_suppresses_no_ops() -> No
     assert same.recommendations == ()
     differs = mm.advise(_cluster(12, scheduler_conf=live), mm.State(), mm.Params())
     (rec,) = differs.recommendations
-    assert rec.value == {KEY: 12} and rec.previous == {KEY: 40}
+    assert J(rec.value) == {KEY: 12} and J(rec.previous) == {KEY: 40}
     assert "was 40" in rec.explanation.summary

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _snapshots import J
 
 from yarn_advisor.advisor.engine.classify import TaskClassifier
 from yarn_advisor.advisor.engine.decide import (
@@ -20,7 +21,7 @@ from yarn_advisor.advisor.engine.decide import (
 )
 from yarn_advisor.advisor.engine.settings import load_config as load
 from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
 from yarn_advisor.classifiers.model.naive_bayes import Prediction
@@ -92,7 +93,7 @@ def test_opera_lends_to_short_tasks_on_real_data(snaps: list[Snapshot]) -> None:
     # by default memory is not lent, and this memory-only cluster has nothing else
     assert not mine(run(snaps, EngineConfig(), AllShort()), "opera", Kind.UPDATE_NODE_RESOURCE)
     for rec in recs:
-        assert rec.value["memory_mb"] >= rec.previous["memory_mb"]
+        assert J(rec.value)["memory_mb"] >= J(rec.previous)["memory_mb"]
         assert rec.explanation.rule == "opera.opportunistic_assign"
         assert rec.explanation.inputs["lent_to"]
         assert "lend" in rec.explanation.summary
@@ -112,7 +113,7 @@ def test_anacrac_rules_on_real_data(snaps: list[Snapshot]) -> None:
     results = run(snaps, cfg)
     assert mine(results, "anacrac", Kind.REPLACE_NODE_LABELS)
     violations = mine(results, "anacrac", Kind.ADVISE_APP_CONFIG)
-    assert {v.value["rule"] for v in violations} >= {"shell"}
+    assert {J(v.value)["rule"] for v in violations} >= {"shell"}
     assert mine(results, "anacrac", Kind.ADVISE_CONTAINER_SIZE)
     waits = [state_json(r, "anacrac")["waits"] for r in results]
     assert any(w for w in waits)
@@ -123,7 +124,7 @@ def test_prism_explains_slowstart_on_real_data(snaps: list[Snapshot]) -> None:
     recs = mine(results, "prism", Kind.ADVISE_APP_CONFIG)
     assert recs
     for rec in recs:
-        (key, value), = rec.value.items()
+        (key, value), = J(rec.value).items()
         assert key == "mapreduce.job.reduce.slowstart.completedmaps" and 0.0 <= value <= 1.0
         assert rec.explanation.rule.startswith("prism.slowstart.")
     profiles = state_json(results[-1], "prism")["profiles"]

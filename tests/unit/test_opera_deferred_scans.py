@@ -16,6 +16,7 @@ import pytest
 
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import opera
+from yarn_advisor.advisor.policies._base import Reads
 from yarn_advisor.advisor.policies.opera import advice
 
 BENCH = bench_policies
@@ -31,7 +32,7 @@ def _eager(self: Any, n: Any, relief: Any, slot: Any, branches: list[str], order
 
 
 def _cycles(state: opera.State, short: bool) -> list[Any]:
-    reads = {"classifier": BENCH.ShortFraction(SNAP).predictions} if short else {}
+    reads = Reads(BENCH.ShortFraction(SNAP).predictions) if short else Reads()
     out: list[Any] = []
     for k in range(3):
         snap = replace(SNAP, taken_at=SNAP.taken_at + 10_000 * k)

@@ -10,10 +10,11 @@ import pytest
 from _snapshots import TS, J, app, ctr, node, rr, snapshot, with_util
 
 from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, decide
-from yarn_advisor.advisor.model.recommendation import Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import opera, prism
-from yarn_advisor.advisor.policies._base import Reads
+from yarn_advisor.advisor.policies._base import Reads, Shared
 from yarn_advisor.advisor.policies.opera.inputs import memory_only, prediction_of
 from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
 from yarn_advisor.classifiers.model.naive_bayes import Prediction
@@ -57,9 +58,9 @@ def _preds(*groups: tuple[str, int, bool, float | None]) -> Predictions:
                               for a, prio, short, p in groups})
 
 
-def _short(**more: object) -> Reads:
-    """What OPERA reads when the classifier calls B's maps short (and ``more``)."""
-    return {"classifier": _preds((B, 20, True, 0.95)), **more}
+def _short(shared: Shared | None = None) -> Reads:
+    """What OPERA reads when the classifier calls B's maps short (and ``shared``)."""
+    return Reads(_preds((B, 20, True, 0.95)), shared or Shared())
 
 
 NEW = opera.State()
@@ -87,8 +88,8 @@ def test_short_tasks_get_the_idle_reserved_resources() -> None:
     res = opera.advise(_snap(), NEW, P(**PAPER), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
     # OA = C - TU - BR = (8192 - 2048 - 1024, 8 - 2 - 1) = (5120, 5): three 1 GiB/1 tasks fit
-    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 8 + 3}
-    assert rec.previous == {"memory_mb": 8192, "vcores": 8}
+    assert J(rec.value) == {"memory_mb": 8192 + 3072, "vcores": 8 + 3}
+    assert J(rec.previous) == {"memory_mb": 8192, "vcores": 8}
     e = rec.explanation
     assert e.rule == "opera.opportunistic_assign"
     assert list(J(e.inputs)["lent_to"]) == [
@@ -104,7 +105,7 @@ def test_short_tasks_get_the_idle_reserved_resources() -> None:
 
 def test_strict_reservation_lends_one_task_per_heartbeat() -> None:
     res = opera.advise(_snap(), NEW, P(**{**PAPER, "reservation": "strict"}), _short())
-    assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
+    assert J(_kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value) == {
         "memory_mb": 9216, "vcores": 9}
     res = opera.advise(_snap(), NEW, P(**{**PAPER, "reservation": "strict",
                                                          "node_updates_per_cycle": 2}), _short())
@@ -115,7 +116,7 @@ def test_neutral_and_aggressive_do_not_block_resources() -> None:
     res = opera.advise(_snap(pending=6), NEW, P(relief_policy="NEUTRAL", **PAPER),
                        _short())
     # OA = (6144, 6) without BR: five tasks fit strictly below it
-    assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
+    assert J(_kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value) == {
         "memory_mb": 8192 + 5120, "vcores": 13}
 
 
@@ -126,7 +127,7 @@ def test_the_sidecar_defaults_lend_under_80_percent_and_ramp() -> None:
     # most 0.25 C = (2048, 2)
     res = opera.advise(_snap(pending=6), NEW, P(), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 10}
+    assert J(rec.value) == {"memory_mb": 8192 + 2048, "vcores": 10}
     assert J(res.next_state)["lent"] == {N1: {"memory_mb": 4096, "vcores": 4}}
     assert J(res.next_state)["reservations"] == {}
     # next cycle the RM placed two of them and measured use grew by 1 GiB: the node
@@ -135,7 +136,7 @@ def test_the_sidecar_defaults_lend_under_80_percent_and_ramp() -> None:
     p = P(max_overcommit=1.3)
     rec = _kinds(opera.advise(snap, res.next_state, p, _short()).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": int(8192 * 1.3), "vcores": 10}
+    assert J(rec.value) == {"memory_mb": int(8192 * 1.3), "vcores": 10}
 
 
 def test_without_reservations_long_tasks_do_not_block_the_short_ones() -> None:
@@ -151,7 +152,7 @@ def test_without_reservations_long_tasks_do_not_block_the_short_ones() -> None:
                   Kind.UPDATE_NODE_RESOURCE) == {}
     rec = _kinds(opera.advise(snap, NEW, P(ramp_step=None), reads).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
+    assert J(rec.value) == {"memory_mb": 8192 + 3072, "vcores": 11}
 
 
 def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -> None:
@@ -161,7 +162,7 @@ def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -
     snap = _snap(pending=0, extra=3, pmem=7900, cpu=3.0, total=raised, taken_at=TS + 30_000)
     res = opera.advise(snap, first.next_state, P(), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": 8192, "vcores": 8}
+    assert J(rec.value) == {"memory_mb": 8192, "vcores": 8}
     assert rec.explanation.rule == "opera.relieve_contention"
     assert J(rec.explanation.scores)["contention"] == "Memory"
     assert J(rec.explanation.inputs)["opportunistic_containers"] == 3
@@ -172,7 +173,7 @@ def test_contention_on_borrowed_headroom_returns_it_and_signals_when_enabled() -
                        _short())
     sig = _kinds(res.recommendations, Kind.SIGNAL_CONTAINER)
     assert list(sig) == ["c_b2"]  # the most recently launched opportunistic container
-    assert sig["c_b2"].value == "GRACEFUL_SHUTDOWN"
+    assert J(sig["c_b2"].value) == "GRACEFUL_SHUTDOWN"
     assert sig["c_b2"].explanation.rule == "opera.relieve_contention.kill"
 
 
@@ -195,7 +196,7 @@ def test_headroom_goes_back_when_the_short_tasks_drained() -> None:
     snap = _snap(pending=0, extra=0, total=(11264, 11), taken_at=TS + 121_000)
     res = opera.advise(snap, held.next_state, P())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": 8192, "vcores": 8}
+    assert J(rec.value) == {"memory_mb": 8192, "vcores": 8}
     assert rec.explanation.rule == "opera.return_headroom"
     assert J(res.next_state)["bases"] == {}
 
@@ -227,7 +228,7 @@ def test_default_lends_vcores_only_and_keeps_memory() -> None:
     # defaults: the node's memory stays at C_i, its vcores are lent.
     rec = _kinds(opera.advise(_snap(), NEW, opera.Params(**PAPER), _short()).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": 8192, "vcores": 8 + 3}
+    assert J(rec.value) == {"memory_mb": 8192, "vcores": 8 + 3}
     assert "lend 3 vcores" in rec.explanation.summary
     assert "memory is not lent" in rec.explanation.summary
     assert opera.Params().lend_memory is False
@@ -254,7 +255,7 @@ def test_memory_only_scheduler_ignores_vcores() -> None:
     assert memory_only(snap, "auto")
     rec = _kinds(opera.advise(snap, NEW, P(), _short()).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 8}
+    assert J(rec.value) == {"memory_mb": 8192 + 2048, "vcores": 8}
     assert not memory_only(snap, "dominant")
 
 
@@ -263,10 +264,10 @@ def test_unmeasured_usage_uses_allocation_less_prism_headroom() -> None:
     n = node(N1, used=BASE, containers=4)  # no heartbeat utilization, no JMX usage
     snap = snapshot(nodes=[n], apps=[app(A), app(B, [rr(20, 1024, 1, 2)])], containers=cs)
     assert opera.advise(snap, NEW, P(), _short()).recommendations == ()  # OA <= 0
-    reads = _short(prism=prism.State(idle_headroom={N1: (6144.0, 5.0)}))
+    reads = _short(prism.POLICY.shared(prism.State(idle_headroom={N1: (6144.0, 5.0)})))
     rec = _kinds(opera.advise(snap, NEW, P(), reads).recommendations,
                  Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": 8192 + 2048, "vcores": 10}
+    assert J(rec.value) == {"memory_mb": 8192 + 2048, "vcores": 10}
     assert J(rec.explanation.inputs)["usage"]["source"] == "allocation-prism_headroom"
 
 
@@ -293,9 +294,8 @@ def test_prediction_of_a_request_group(
 def test_without_the_classifier_nothing_is_lent() -> None:
     assert _kinds(opera.advise(_snap(), NEW, P()).recommendations,
                   Kind.UPDATE_NODE_RESOURCE) == {}
-    odd: Reads = {"classifier": {"not": "predictions"}, "prism": 3}
-    assert opera.advise(_snap(), NEW, P(), odd) == \
-        opera.advise(_snap(), NEW, P())
+    empty = Reads(Predictions(60.0, {}), Shared(idle_headroom={}))
+    assert opera.advise(_snap(), NEW, P(), empty) == opera.advise(_snap(), NEW, P())
 
 
 def test_garbage_state_reads_as_the_empty_state() -> None:
@@ -345,7 +345,7 @@ def test_lend_to_any_lends_measured_headroom_without_a_prediction() -> None:
     assert opera.advise(_snap(), NEW, P()).recommendations == ()
     res = opera.advise(_snap(), NEW, P(lend_to="any", ramp_step=None))
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1]
-    assert rec.value == {"memory_mb": 8192 + 3072, "vcores": 11}
+    assert J(rec.value) == {"memory_mb": 8192 + 3072, "vcores": 11}
     assert [t["prediction"] for t in J(rec.explanation.inputs)["lent_to"]] == ["long(any)"]
 
 
@@ -375,7 +375,7 @@ def test_only_the_overflow_of_the_free_room_is_lent() -> None:
     res = opera.advise(_with_idle_node(pending=10), NEW, P(ramp_step=None), _short())
     rec = _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE)
     assert list(rec) == [N1]
-    assert rec[N1].value == {"memory_mb": 8192 + 3 * 1024, "vcores": 8 + 3}
+    assert J(rec[N1].value) == {"memory_mb": 8192 + 3 * 1024, "vcores": 8 + 3}
     assert J(res.next_state)["lent"] == {N1: {"memory_mb": 3072, "vcores": 3}}
 
 
@@ -391,5 +391,5 @@ def test_containers_that_just_started_count_their_whole_allocation() -> None:
     res = opera.advise(snap, NEW, P(), _short())
     assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE) == {}
     trusted = opera.advise(snap, NEW, P(settle_s=4), _short())
-    assert _kinds(trusted.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value == {
+    assert J(_kinds(trusted.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value) == {
         "memory_mb": 8192 + 2048, "vcores": 10}

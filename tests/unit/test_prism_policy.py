@@ -12,7 +12,7 @@ import pytest
 from _snapshots import TS, J, app, ctr, job, node, rr, rtask, snapshot
 
 from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, decide
-from yarn_advisor.advisor.model.recommendation import Kind
+from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import prism
 from yarn_advisor.advisor.policies.prism.inputs import build
@@ -157,7 +157,7 @@ def test_slowstart_advice_is_decided_once_and_kept() -> None:
     assert st["slowstart"][J1]["how"] == "picked" and st["slowstart"][J1]["node"] == N2
     assert st["slowstart"][J1]["fraction"] == 0.4  # 4 of 10 maps done when picked
     recs = {r.target: r for r in res.recommendations if r.kind is Kind.ADVISE_APP_CONFIG}
-    assert recs[J1].value == {SLOW: 0.4}
+    assert J(recs[J1].value) == {SLOW: 0.4}
     assert recs[J1].explanation.rule == "prism.slowstart.picked"
     assert J(recs[J1].explanation.inputs)["reduces_pending"] >= 1
     # next cycle: more maps done, the decision stays
@@ -172,7 +172,7 @@ def test_slowstart_is_one_when_maps_finish_before_any_shuffle_fits() -> None:
     res = prism.advise(cluster(TS + 60_000, j1_done=10), st, p)
     assert J(res.next_state)["slowstart"][J1]["how"] == "maps_done"
     rec = next(r for r in res.recommendations if r.target == J1)
-    assert rec.value == {SLOW: 1.0} and rec.explanation.rule == "prism.slowstart.maps_done"
+    assert J(rec.value) == {SLOW: 1.0} and rec.explanation.rule == "prism.slowstart.maps_done"
 
 
 def test_nodes_rotate_when_capped() -> None:

@@ -24,7 +24,8 @@ from yarn_advisor.connectors.jmx.client import JmxClient
 from yarn_advisor.connectors.lean_json import RawJSON
 from yarn_advisor.connectors.mapreduce.client import MapReduceClient
 from yarn_advisor.connectors.replay import open_recording
-from yarn_advisor.connectors.rm.client import RMClient, parse_apps
+from yarn_advisor.connectors.rm import parse_apps
+from yarn_advisor.connectors.rm.client import RMClient
 
 FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
 
@@ -223,7 +224,7 @@ def test_an_am_answering_a_huge_progress_does_not_kill_the_cycle() -> None:
 def test_an_optional_parser_raising_anything_degrades_that_source_only(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """Whatever a parser of outside data raises is mapped at the sensor's boundary."""
-    from yarn_advisor.connectors.jmx import client as jmx
+    from yarn_advisor.connectors import jmx
 
     def broken(body: object) -> object:
         raise KeyError("a shape no test foresaw")

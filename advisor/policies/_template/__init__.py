@@ -20,10 +20,11 @@ This example recommends nothing unless an application has waited longer than
 higher priority.
 """
 
+from yarn_advisor.advisor.policies._base import Policy
 from yarn_advisor.advisor.policies._template.advice import advise
 from yarn_advisor.advisor.policies._template.params import NAME, Params
 from yarn_advisor.advisor.policies._template.state import State
 
-READS: tuple[str, ...] = ()
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise)
 
-__all__ = ["NAME", "READS", "Params", "State", "advise"]
+__all__ = ["NAME", "POLICY", "Params", "State", "advise"]

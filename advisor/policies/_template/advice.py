@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from yarn_advisor.advisor.model.recommendation import Explanation, Kind, Recommendation
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Advice
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies._template.core import starving
@@ -21,7 +23,7 @@ def advise(snapshot: Snapshot, state: State, params: Params,
             continue
         why = Explanation("template.starving", f"{app_id} waited {ms / 1000:.0f} s",
                           inputs={"waited_ms": ms}, thresholds={"max_wait_s": params.max_wait_s})
-        recs.append(Recommendation(Kind.ADVISE_APP_CONFIG, app_id, {"priority": "raise"},
+        recs.append(Recommendation(Kind.ADVISE_APP_CONFIG, app_id, Advice.of({"priority": "raise"}),
                                    NAME, why))
     advised = (state.advised & waited.keys()) | {r.target for r in recs}
     return PolicyResult(tuple(recs), State(frozenset(advised)))

@@ -67,10 +67,11 @@ CPU% is ``100 * nodeCPUUsage / vcores`` (the NM reports cores in use) and
 IO% is unknown (IO thresholds are then not applied).
 """
 
+from yarn_advisor.advisor.policies._base import Policy
 from yarn_advisor.advisor.policies.anacrac.advice import advise
 from yarn_advisor.advisor.policies.anacrac.params import NAME, Params, Rule
 from yarn_advisor.advisor.policies.anacrac.state import State
 
-READS: tuple[str, ...] = ()
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise)
 
-__all__ = ["NAME", "READS", "Params", "Rule", "State", "advise"]
+__all__ = ["NAME", "POLICY", "Params", "Rule", "State", "advise"]

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from collections import Counter
 
-from yarn_advisor.advisor.model.recommendation import (
-    Explanation,
-    JsonDict,
-    JsonValue,
-    Kind,
-    Recommendation,
+from yarn_advisor.advisor.model.jsonvalue import JsonDict, JsonValue
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import (
+    Advice,
+    ContainerSignal,
+    ContainerSize,
+    ContainerStatus,
+    NodeLabels,
+    Priority,
+    Queue,
 )
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import App, Container, Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies.anacrac import core as ac
@@ -63,8 +68,9 @@ def labels_and_queues(inp: Inputs, params: Params) -> list[Recommendation]:
         inputs: JsonDict = {"node": n.id, "host": n.host, "labels": list(n.labels),
                             "load": _load_json(inp, n.id), "rules": why}
         th: JsonDict = {"rules": [_rule_json(r) for r in ordered]}
-        out.append(Recommendation(Kind.REPLACE_NODE_LABELS, n.id, tuple(want), NAME,
-                                  Explanation(rule, summary, inputs, {}, th), list(n.labels)))
+        out.append(Recommendation(Kind.REPLACE_NODE_LABELS, n.id, NodeLabels(tuple(want)), NAME,
+                                  Explanation(rule, summary, inputs, {}, th),
+                                  NodeLabels(tuple(n.labels))))
     for a in inp.apps:
         ar = inp.rule_of.get(a.id)
         if ar is None or ar.target_queue is None or ar.name not in active:
@@ -75,7 +81,8 @@ def labels_and_queues(inp: Inputs, params: Params) -> list[Recommendation]:
                    f"labelled {ar.label!r}: move it to queue {ar.target_queue} (was {a.queue})")
         e = Explanation("anacrac.node_awareness.queue", summary,
                         {"app": _app_json(a)}, {}, {"rule": _rule_json(ar)})
-        out.append(Recommendation(Kind.MOVE_APP_QUEUE, a.id, ar.target_queue, NAME, e, a.queue))
+        out.append(Recommendation(Kind.MOVE_APP_QUEUE, a.id, Queue(ar.target_queue), NAME, e,
+                                  Queue(a.queue)))
     return out
 
 
@@ -121,7 +128,7 @@ def compliance(inp: Inputs, params: Params) -> list[Recommendation]:
         e = Explanation("anacrac.compliance", summary, {"app": _app_json(a)},
                         {"violations": len(found)}, {"rule": _rule_json(r)})
         value: JsonDict = {"rule": r.name, "violations": found}
-        out.append(Recommendation(Kind.ADVISE_APP_CONFIG, a.id, value, NAME, e))
+        out.append(Recommendation(Kind.ADVISE_APP_CONFIG, a.id, Advice.of(value), NAME, e))
         if params.signal_excess_containers:
             for c in excess:
                 s = (f"{c.id}: container beyond tasks.maximum {r.tasks_maximum} of {a.id} on "
@@ -129,8 +136,9 @@ def compliance(inp: Inputs, params: Params) -> list[Recommendation]:
                 ce = Explanation("anacrac.container_awareness.signal", s,
                                  {"app": a.id, "node": c.node_id, "started_time": c.started_time},
                                  {}, {"tasks_maximum": r.tasks_maximum})
-                out.append(Recommendation(Kind.SIGNAL_CONTAINER, c.id, params.signal, NAME, ce,
-                                          c.state))
+                out.append(Recommendation(Kind.SIGNAL_CONTAINER, c.id,
+                                          ContainerSignal(params.signal), NAME, ce,
+                                          ContainerStatus(c.state, c.node_id)))
     return out
 
 
@@ -181,8 +189,8 @@ def container_sizes(inp: Inputs) -> list[Recommendation]:
                         "container_cpu_increment": r.container_cpu_increment, "rule": r.name}
         e = Explanation("anacrac.adaptive", summary, {"app": _app_json(a)}, scores, th)
         out.append(Recommendation(Kind.ADVISE_CONTAINER_SIZE, a.id,
-                                  {"memory_mb": new_mem, "vcores": new_vc}, NAME, e,
-                                  {"memory_mb": k_mem, "vcores": k_vc}))
+                                  ContainerSize(new_mem, new_vc), NAME, e,
+                                  ContainerSize(k_mem, k_vc)))
     return out
 
 
@@ -233,7 +241,8 @@ def priorities(inp: Inputs, params: Params) -> tuple[list[Recommendation], dict[
                             "served": step.served}
         th: JsonDict = {"wait_threshold_s": params.wait_threshold_s, "high_priority": high}
         e = Explanation(f"anacrac.waiting_time.{step.action}", summary, inputs, scores, th)
-        out.append(Recommendation(Kind.SET_APP_PRIORITY, a.id, target, NAME, e, a.priority))
+        out.append(Recommendation(Kind.SET_APP_PRIORITY, a.id, Priority(target), NAME, e,
+                                  Priority(a.priority)))
     return out, waits
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from yarn_advisor.advisor.model.recommendation import JsonDict
+from yarn_advisor.advisor.model.jsonvalue import JsonDict
 from yarn_advisor.advisor.policies.anacrac import core as ac
 
 VERSION = 1

@@ -38,10 +38,12 @@ Eq 3 cap, fallback urgency, flat normalisation, tie-breaks, ITA bounds) and
 ``inputs`` (roles, counts, tag format). ``beta`` is used as given
 (the paper's default 0.2/0.2/0.6 is not renormalised).
 """
+from yarn_advisor.advisor.policies._base import Policy
 from yarn_advisor.advisor.policies.haste.advice import advise
+from yarn_advisor.advisor.policies.haste.metrics import metrics
 from yarn_advisor.advisor.policies.haste.params import NAME, IterationRule, Params
 from yarn_advisor.advisor.policies.haste.state import State
 
-READS: tuple[str, ...] = ()
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise, metrics=metrics)
 
-__all__ = ["NAME", "READS", "IterationRule", "Params", "State", "advise"]
+__all__ = ["NAME", "POLICY", "IterationRule", "Params", "State", "advise"]

@@ -7,13 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from yarn_advisor.advisor.model.recommendation import (
-    Explanation,
-    JsonDict,
-    Kind,
-    Recommendation,
-    freeze_dict,
-)
+from yarn_advisor.advisor.model.jsonvalue import JsonDict, freeze_dict
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Priority
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import Node, Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies.haste.inputs import Inputs, Request, build_inputs
@@ -128,7 +125,8 @@ def _priorities(
             rule = "haste.am_first" if r.role == "am" else "haste.rta.preference_rank"
             expl = Explanation(rule, summary, inputs, scores, th)
             out.append(
-                Recommendation(Kind.SET_APP_PRIORITY, app_id, desired, NAME, expl, r.app.priority)
+                Recommendation(Kind.SET_APP_PRIORITY, app_id, Priority(desired), NAME, expl,
+                               Priority(r.app.priority))
             )
     return out
 

@@ -10,16 +10,16 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from yarn_advisor.advisor.model.recommendation import (
-    Explanation,
+from yarn_advisor.advisor.model.jsonvalue import (
     FrozenJson,
     JsonDict,
     JsonValue,
-    Kind,
-    Recommendation,
     freeze,
     freeze_dict,
 )
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Advice
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import Node
 from yarn_advisor.advisor.policies.haste import core as hc
 from yarn_advisor.advisor.policies.haste.inputs import Inputs, Request
@@ -92,7 +92,7 @@ def node_advice(inp: Inputs, nodes: list[Node], params: Params) -> list[Recommen
             ita_ids.add(n.id)
             out.append(rec)
     rest = [n for n in free if n.id not in ita_ids]
-    shared: dict[int, tuple[JsonValue, JsonValue]] = {}  # per request: (request, value)
+    shared: dict[int, tuple[JsonValue, Advice]] = {}  # per request: (request, value)
     for part in sorted({_partition(n) for n in rest}):
         pn = [n for n in rest if _partition(n) == part]
         # RTA candidates: what the ITA plans above left in the pool (Algorithm 1's T - L).
@@ -114,7 +114,7 @@ def node_advice(inp: Inputs, nodes: list[Node], params: Params) -> list[Recommen
             if ci not in shared:
                 shared[ci] = (
                     freeze(request_json(r)),
-                    freeze({"advice": "serve_next", "serve_next": _serve(r)}),
+                    Advice.of({"advice": "serve_next", "serve_next": _serve(r)}),
                 )
             req, value = shared[ci]
             out.append(_rta_rec(node, part, r, ch, req, value, th, inp.rounded[ci]))
@@ -127,7 +127,7 @@ def _rta_rec(
     r: Request,
     ch: NodeChoice,
     req: JsonValue,
-    value: JsonValue,
+    value: Advice,
     th: FrozenJson,
     ua: tuple[float, float],
 ) -> Recommendation:
@@ -263,7 +263,7 @@ def _ita(
     return Recommendation(
         Kind.ADVISE_APP_CONFIG,
         node.id,
-        value,
+        Advice.of(value),
         NAME,
         Explanation("haste.ita.knapsack", summary, inputs, scores, th_ita),
     )

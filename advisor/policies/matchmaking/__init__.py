@@ -38,10 +38,11 @@ RM's current value already equals the held value: the live value read from
 ``current_node_locality_delay`` parameter, else unknown (always emitted).
 """
 
+from yarn_advisor.advisor.policies._base import Policy
 from yarn_advisor.advisor.policies.matchmaking.advice import advise
 from yarn_advisor.advisor.policies.matchmaking.params import NAME, Params
 from yarn_advisor.advisor.policies.matchmaking.state import State
 
-READS: tuple[str, ...] = ()
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise)
 
-__all__ = ["NAME", "READS", "Params", "State", "advise"]
+__all__ = ["NAME", "POLICY", "Params", "State", "advise"]

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from yarn_advisor.advisor.model.recommendation import (
-    Explanation,
-    JsonDict,
-    JsonValue,
-    Kind,
-    Recommendation,
-)
+from yarn_advisor.advisor.model.jsonvalue import JsonDict, JsonValue
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import ConfUpdate
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies.matchmaking.core import locality_rate, step_markers
@@ -91,10 +88,10 @@ def advise(snapshot: Snapshot, state: State, params: Params,
     rec = Recommendation(
         Kind.UPDATE_SCHEDULER_CONF,
         "scheduler",
-        {CONF_KEY: held},
+        ConfUpdate.of({CONF_KEY: held}),
         NAME,
         Explanation("matchmaking.node_locality_delay", summary, inputs, scores, thresholds),
-        None if current is None else {CONF_KEY: current},
+        None if current is None else ConfUpdate.of({CONF_KEY: current}),
     )
     return PolicyResult((rec,), nxt)
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from yarn_advisor.advisor.model.recommendation import JsonValue
+from yarn_advisor.advisor.model.jsonvalue import JsonValue
 from yarn_advisor.advisor.model.snapshot import QueueMetricsBean, Snapshot
 from yarn_advisor.advisor.policies.matchmaking.core import locality_rate
 

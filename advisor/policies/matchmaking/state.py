@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from yarn_advisor.advisor.model.recommendation import JsonDict
+from yarn_advisor.advisor.model.jsonvalue import JsonDict
 from yarn_advisor.advisor.policies._base import StateError
 from yarn_advisor.advisor.policies.matchmaking.core import Marker
 

@@ -51,10 +51,12 @@ reserved on a node leaves it. A group's tasks are assigned in bulk
 (``bulk``, same result as one by one).
 """
 
+from yarn_advisor.advisor.policies._base import Policy
 from yarn_advisor.advisor.policies.opera.advice import advise
+from yarn_advisor.advisor.policies.opera.metrics import metrics
 from yarn_advisor.advisor.policies.opera.params import NAME, Params
 from yarn_advisor.advisor.policies.opera.state import State
 
-READS: tuple[str, ...] = ("classifier", "prism")
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise, metrics=metrics)
 
-__all__ = ["NAME", "READS", "Params", "State", "advise"]
+__all__ = ["NAME", "POLICY", "Params", "State", "advise"]

@@ -8,13 +8,10 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable
 
-from yarn_advisor.advisor.model.recommendation import (
-    Explanation,
-    JsonDict,
-    JsonValue,
-    Kind,
-    Recommendation,
-)
+from yarn_advisor.advisor.model.jsonvalue import JsonDict, JsonValue
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import ContainerSignal, ContainerStatus, NodeResource
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies.opera import core as oc
@@ -32,27 +29,23 @@ from yarn_advisor.advisor.policies.opera.inputs import (
 from yarn_advisor.advisor.policies.opera.overflow import overflow
 from yarn_advisor.advisor.policies.opera.params import NAME, Params
 from yarn_advisor.advisor.policies.opera.state import Reservation, State
-from yarn_advisor.advisor.policies.prism.state import State as PrismState
-from yarn_advisor.classifiers.model.live import Predictions
 
 
 def advise(snapshot: Snapshot, state: State, params: Params,
            reads: Reads = NO_READS) -> PolicyResult[State]:
     """One heartbeat round of OPERA on ``snapshot``.
 
-    ``reads["classifier"]``: this cycle's :class:`Predictions` (none: nothing is
-    short, nothing is lent); ``reads["prism"]``: PRISM's last state, whose
-    ``idle_headroom`` estimates unmeasured containers.
+    ``reads.predictions``: this cycle's :class:`Predictions` (none: nothing is
+    short, nothing is lent); ``reads.shared.idle_headroom``: PRISM's estimate of
+    unmeasured containers' idle resources (previous cycle).
     """
     floor = params.floor
-    predictions = reads.get("classifier")
-    prism = reads.get("prism")
-    headroom = prism.idle_headroom if isinstance(prism, PrismState) else {}
+    predictions = reads.predictions
+    headroom = reads.shared.idle_headroom or {}
     now = snapshot.taken_at
     mem_only = memory_only(snapshot, params.resource_calculator)
     nodes = node_inputs(snapshot, state.bases, headroom, params.settle_s)
-    groups = pending_groups(snapshot, predictions if isinstance(predictions, Predictions)
-                            else None, params.min_confidence, mem_only,
+    groups = pending_groups(snapshot, predictions, params.min_confidence, mem_only,
                             any_task=params.lend_to == "any")
     queue = TaskQueue(groups)
     reserved: dict[str, list[oc.Reserved]] = {}
@@ -278,9 +271,9 @@ def _recommend(
     settle()  # the deferred scans, this node's included: the explanation shows them
     expl = explain_node(n, relief, slot, borrow, desired, branches, queue, params, rule)
     if desired != cur:
-        value: JsonDict = {"memory_mb": desired[0], "vcores": desired[1]}
-        previous: JsonDict = {"memory_mb": cur[0], "vcores": cur[1]}
-        out.append(Recommendation(Kind.UPDATE_NODE_RESOURCE, node.id, value, NAME, expl, previous))
+        out.append(Recommendation(Kind.UPDATE_NODE_RESOURCE, node.id,
+                                  NodeResource(int(desired[0]), int(desired[1])), NAME, expl,
+                                  NodeResource(int(cur[0]), int(cur[1]))))
     if signal:
         c = n.opportunistic[-1]
         summary = (
@@ -295,7 +288,8 @@ def _recommend(
         }
         e = Explanation("opera.relieve_contention.kill", summary, inputs,
                         expl.scores, expl.thresholds)
-        out.append(Recommendation(Kind.SIGNAL_CONTAINER, c.id, params.signal, NAME, e, c.state))
+        out.append(Recommendation(Kind.SIGNAL_CONTAINER, c.id, ContainerSignal(params.signal),
+                                  NAME, e, ContainerStatus(c.state, c.node_id)))
     return out
 
 

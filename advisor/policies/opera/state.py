@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from yarn_advisor.advisor.model.recommendation import JsonDict
+from yarn_advisor.advisor.model.jsonvalue import JsonDict
 from yarn_advisor.advisor.policies.opera import core as oc
 
 VERSION = 1

@@ -34,10 +34,18 @@ task type, phase, start | next_phase, utility]``), ``profiles`` (see
 ``cursor``.
 """
 
+from yarn_advisor.advisor.policies._base import Policy, Shared
 from yarn_advisor.advisor.policies.prism.advice import advise
+from yarn_advisor.advisor.policies.prism.metrics import metrics
 from yarn_advisor.advisor.policies.prism.params import NAME, Params
 from yarn_advisor.advisor.policies.prism.state import State
 
-READS: tuple[str, ...] = ()
 
-__all__ = ["NAME", "READS", "Params", "State", "advise"]
+def _shares(state: State) -> Shared:
+    """PRISM hands OPERA its idle-headroom estimate (node -> (MiB, vcores))."""
+    return Shared(idle_headroom=state.idle_headroom)
+
+
+POLICY: Policy[Params, State] = Policy(NAME, Params, State, advise, shares=_shares, metrics=metrics)
+
+__all__ = ["NAME", "POLICY", "Params", "State", "advise"]

@@ -8,14 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from yarn_advisor.advisor.model.recommendation import (
-    Explanation,
-    JsonDict,
-    Kind,
-    Recommendation,
-    freeze,
-    freeze_dict,
-)
+from yarn_advisor.advisor.model.jsonvalue import JsonDict, freeze, freeze_dict
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Advice
+from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import Node, Snapshot
 from yarn_advisor.advisor.policies._base import NO_READS, PolicyResult, Reads
 from yarn_advisor.advisor.policies.prism import core as pc
@@ -176,5 +172,5 @@ def _advice(snap: Snapshot, inp: Inputs, slow: dict[str, Any], params: Params
         scores: JsonDict = {"slowstart": x, "urgency": inp.urgency.get(aid, 0.0),
                             "maps_done_fraction": round(pool.done, 4)}
         e = Explanation(f"prism.slowstart.{d.get('how')}", summary, inputs, scores, th)
-        out.append(Recommendation(Kind.ADVISE_APP_CONFIG, aid, {SLOWSTART: x}, NAME, e))
+        out.append(Recommendation(Kind.ADVISE_APP_CONFIG, aid, Advice.of({SLOWSTART: x}), NAME, e))
     return out

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
-from yarn_advisor.advisor.model.recommendation import (
+from yarn_advisor.advisor.model.jsonvalue import (
     FrozenJson,
     JsonDict,
     JsonValue,

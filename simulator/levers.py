@@ -1,14 +1,12 @@
-"""The actuator's ``Writer`` for the simulated RM: the same levers, the same shapes.
+"""The simulated RM's write levers: the same kinds, the same payloads, the same refusals.
 
-:class:`SimWriter` implements ``yarn_advisor.advisor.act.journal.Writer``
-(``ensure_active``, ``read``, ``apply``) with the semantics of
-``connectors.rm_write.RMWriter``: every lever reads the target's value in the
-lever's JSON shape, sends nothing when it already holds the desired value
-(``noop``), otherwise calls ``before_send(previous)`` (the actuator journals
-there, or vetoes by raising), changes the simulated RM at the current
-simulated instant (or is refused, after the intent is journaled, as the real
-RM answers a bad request), and reads the value back. The comparison of previous and
-desired values is the real lever's own (``rm_write.LEVERS[kind].same``).
+:class:`SimLevers` implements ``advisor.act.writer.RMLevers`` (``ensure_active``,
+``read``, ``send``) for the simulated RM; the read-before-write over it is the
+advisor's own ``advisor.act.writer.Writer``, exactly as over the real RM's
+levers, so the sidecar mode exercises the real write path: a lever changes
+the simulated RM at the current simulated instant (or is refused, after the
+intent is journaled, as the real RM answers a bad request), and its value is
+read back.
 
 What the RM would refuse is refused the same way, as the exceptions the real
 connector raises: an unknown app, node or container is
@@ -16,7 +14,8 @@ connector raises: an unknown app, node or container is
 queue that cannot take the app, a priority change under a scheduler without
 priorities are ``HTTPStatusError(400)``; a standby RM is ``StandbyError``; a
 value the lever cannot send (two partition labels on a node, an unknown
-signal) is ``ValueError`` before anything is sent.
+signal, a value of another kind's type) is ``ValueError`` before anything is
+sent.
 
 Levers and their effect in the simulation:
 
@@ -43,18 +42,27 @@ Levers and their effect in the simulation:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from yarn_advisor.advisor.model.recommendation import Kind
-from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError
-from yarn_advisor.connectors.rm.write import (
+from yarn_advisor.advisor.model.jsonvalue import JsonValue
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import (
     SIGNALS,
-    WriteOutcome,
-    conf_key,
+    AppState,
+    ClusterLabels,
+    ConfUpdate,
+    ContainerSignal,
+    ContainerStatus,
+    NodeLabels,
+    NodeResource,
+    Payload,
+    Priority,
+    Queue,
     conf_str,
-    lever,
 )
+from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError
+from yarn_advisor.connectors.rm.write import conf_key, expect
 from yarn_advisor.simulator.apps import SimApp, SimContainer
 from yarn_advisor.simulator.cluster import SimNode
 from yarn_advisor.simulator.snapshot import RM_URL
@@ -65,23 +73,23 @@ if TYPE_CHECKING:
 LIVE = frozenset({"NEW", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHING"})
 
 
-class SimWriter:
-    """The simulated RM's write levers behind one ``apply(kind, target, value)``."""
+class SimLevers:
+    """The simulated RM's write levers: ``read`` and ``send`` one kind on one target."""
 
     def __init__(self, sim: Simulation, overcommit_timeout_ms: int = -1) -> None:
         """``overcommit_timeout_ms``: the node-resource writes' default, as the
         advisor's ``actuator.overcommit_timeout_ms`` sets it for the real RM's
-        writer (-1: never preempt)."""
+        levers (-1: never preempt)."""
         self.sim = sim
         self.overcommit_timeout_ms = overcommit_timeout_ms
-        self.sent: list[tuple[int, str, str, Any]] = []  # (sim ms, kind, target, value)
+        self.sent: list[tuple[int, Kind, str, Payload]] = []  # (sim ms, kind, target, value)
 
-    # --- the Writer protocol --------------------------------------------------------
+    # --- the RMLevers protocol ------------------------------------------------------
     def ensure_active(self) -> None:
         if self.sim.rm.standby:
             raise StandbyError(f"{RM_URL}: the simulated RM is standby")
 
-    def read(self, kind: Kind | str, target: str, value: Any = None) -> Any:
+    def read(self, kind: Kind, target: str, value: Payload) -> Payload | None:
         """The target's current value in the lever's shape (never writes)."""
         self.ensure_active()
         reader = _READS.get(kind)
@@ -89,19 +97,14 @@ class SimWriter:
             raise ValueError(f"no RM lever for kind {kind!r}")
         return reader(self, target, value)
 
-    def apply(self, kind: Kind | str, target: str, value: Any,
-              before_send: Callable[[Any], None] = lambda previous: None) -> WriteOutcome:
-        """Read, and unless already there: ``before_send``, one change, read back."""
-        kind = Kind(kind)
-        lv = lever(kind)
-        previous = self.read(kind, target, value)
-        if lv.same(previous, value):
-            return WriteOutcome(kind, target, previous, "noop")
-        before_send(previous)
-        answer = _SENDS[kind](self, target, value)
+    def send(self, kind: Kind, target: str, value: Payload) -> JsonValue:
+        """One change of the simulated RM, now; the answer the real RM would give."""
+        sender = _SENDS.get(kind)
+        if sender is None:
+            raise ValueError(f"no RM lever for kind {kind!r}")
+        answer = sender(self, target, value)
         self.sent.append((self.sim.now, kind, target, value))
-        observed = self.read(kind, target, value)
-        return WriteOutcome(kind, target, previous, "applied", answer, observed)
+        return answer
 
     # --- lookups --------------------------------------------------------------------
     def _app(self, app_id: str) -> SimApp:
@@ -130,39 +133,53 @@ class SimWriter:
 
 
 # --- reads --------------------------------------------------------------------------
-def _read_conf(w: SimWriter, target: str, value: Any) -> dict[str, str | None]:
+def _read_conf(w: SimLevers, target: str, value: Payload) -> Payload:
     conf = w.sim.scheduler.conf()
-    return {k: conf.get(conf_key(target, k)) for k in (value or {})}
+    return ConfUpdate.of({k: conf.get(conf_key(target, k))
+                          for k, _ in expect(value, ConfUpdate).items})
 
 
-def _read_container(w: SimWriter, cid: str, _: Any) -> dict[str, str] | None:
+def _read_container(w: SimLevers, cid: str, _: Payload) -> Payload | None:
     c = w._container(cid)
     if c is None or c.state in ("COMPLETE", "EXITED"):
         return None
-    return {"state": "RUNNING" if c.state == "RUNNING" else "ALLOCATED", "node": c.node.id}
+    return ContainerStatus("RUNNING" if c.state == "RUNNING" else "ALLOCATED", c.node.id)
 
 
-def _read_app_state(w: SimWriter, app_id: str, _: Any) -> str:
+def _read_app_state(w: SimLevers, app_id: str, _: Payload) -> Payload:
     app = w._app(app_id)
-    return "RUNNING" if app.state == "FINISHING" else app.state
+    return AppState("RUNNING" if app.state == "FINISHING" else app.state)
 
 
-_READS: dict[str, Callable[[SimWriter, str, Any], Any]] = {
-    "set_app_priority": lambda w, t, v: w._app(t).priority,
-    "move_app_queue": lambda w, t, v: w.sim.scheduler.queue_path(w._app(t)),
-    "update_scheduler_conf": _read_conf,
-    "replace_node_labels": lambda w, t, v: [w._node(t).label] if w._node(t).label else [],
-    "update_node_resource": lambda w, t, v: {"memory_mb": w._node(t).total_mem,
-                                             "vcores": w._node(t).total_vc},
-    "signal_container": _read_container,
-    "kill_app": _read_app_state,
-    "add_cluster_labels": lambda w, t, v: sorted(w.sim.rm.cluster_labels),
-    "remove_cluster_labels": lambda w, t, v: sorted(w.sim.rm.cluster_labels),
+def _read_labels(w: SimLevers, target: str, _: Payload) -> Payload:
+    label = w._node(target).label
+    return NodeLabels((label,) if label else ())
+
+
+def _read_resource(w: SimLevers, target: str, _: Payload) -> Payload:
+    node = w._node(target)
+    return NodeResource(node.total_mem, node.total_vc)
+
+
+def _read_cluster_labels(w: SimLevers, _t: str, _v: Payload) -> Payload:
+    return ClusterLabels(tuple(sorted(w.sim.rm.cluster_labels)))
+
+
+_READS: dict[Kind, Callable[[SimLevers, str, Payload], Payload | None]] = {
+    Kind.SET_APP_PRIORITY: lambda w, t, v: Priority(w._app(t).priority),
+    Kind.MOVE_APP_QUEUE: lambda w, t, v: Queue(w.sim.scheduler.queue_path(w._app(t))),
+    Kind.UPDATE_SCHEDULER_CONF: _read_conf,
+    Kind.REPLACE_NODE_LABELS: _read_labels,
+    Kind.UPDATE_NODE_RESOURCE: _read_resource,
+    Kind.SIGNAL_CONTAINER: _read_container,
+    Kind.KILL_APP: _read_app_state,
+    Kind.ADD_CLUSTER_LABELS: _read_cluster_labels,
+    Kind.REMOVE_CLUSTER_LABELS: _read_cluster_labels,
 }
 
 
 # --- sends --------------------------------------------------------------------------
-def _live_app(w: SimWriter, app_id: str, what: str) -> SimApp:
+def _live_app(w: SimLevers, app_id: str, what: str) -> SimApp:
     app = w._app(app_id)
     if app.state not in LIVE:
         raise w.refuse(f"/apps/{app_id}/{what}",
@@ -170,30 +187,29 @@ def _live_app(w: SimWriter, app_id: str, what: str) -> SimApp:
     return app
 
 
-def _send_priority(w: SimWriter, target: str, value: Any) -> Any:
+def _send_priority(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    prio = expect(value, Priority).value
     app = _live_app(w, target, "priority")
-    prio = int(value)
     if w.sim.scheduler.type_name == "fifoScheduler":
         raise w.refuse(f"/apps/{target}/priority", "the scheduler does not support priorities")
     got = w.sim.scheduler.set_priority(app, prio)
     return {"status": 200, "body": {"priority": got}}
 
 
-def _send_move(w: SimWriter, target: str, value: Any) -> Any:
+def _send_move(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    queue = expect(value, Queue).path
     app = _live_app(w, target, "queue")
     try:
-        path = w.sim.scheduler.move_app(app, str(value))
+        path = w.sim.scheduler.move_app(app, queue)
     except ValueError as exc:
         raise w.refuse(f"/apps/{target}/queue", str(exc)) from None
     return {"status": 200, "body": {"queue": path}}
 
 
-def _send_conf(w: SimWriter, target: str, value: Any) -> Any:
-    if not isinstance(value, Mapping):
-        raise ValueError("update_scheduler_conf needs a mapping of settings")
+def _send_conf(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    update = expect(value, ConfUpdate)
     sched = w.sim.scheduler
-    updates = {conf_key(target, str(k)): (None if v is None else conf_str(v))
-               for k, v in value.items()}
+    updates = {conf_key(target, k): (None if v is None else conf_str(v)) for k, v in update.items}
     if sched.type_name != "capacityScheduler":
         raise w.refuse("/scheduler-conf", "scheduler configuration mutation needs the "
                        "CapacityScheduler with a mutable configuration store")
@@ -205,8 +221,8 @@ def _send_conf(w: SimWriter, target: str, value: Any) -> Any:
     return {"status": 200, "body": "Configuration change successfully applied."}
 
 
-def _send_labels(w: SimWriter, target: str, value: Any) -> Any:
-    labels = sorted(value)
+def _send_labels(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    labels = sorted(expect(value, NodeLabels).labels)
     if len(labels) > 1:
         raise ValueError("a node carries at most one partition label")
     node = w._node(target)
@@ -217,60 +233,65 @@ def _send_labels(w: SimWriter, target: str, value: Any) -> Any:
     missing = [x for x in labels if x not in rm.cluster_labels]
     rm.cluster_labels.update(missing)
     rm.relabel(node, labels[0] if labels else "")
-    return {"status": 200, "body": "", "added_cluster_labels": missing}
+    return {"status": 200, "body": "", "added_cluster_labels": list(missing)}
 
 
-def _send_resource(w: SimWriter, target: str, value: Any) -> Any:
+def _send_resource(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    want = expect(value, NodeResource)
     node = w._node(target)
-    mem = int(value.get("memory_mb", node.total_mem))
-    vc = int(value.get("vcores", node.total_vc))
+    mem = node.total_mem if want.memory_mb is None else want.memory_mb
+    vc = node.total_vc if want.vcores is None else want.vcores
     if mem < 0 or vc < 0:
         raise w.refuse(f"/nodes/{target}/resource", "resource values must be >= 0")
-    timeout = int(value.get("overcommit_timeout_ms", w.overcommit_timeout_ms))
+    timeout = (w.overcommit_timeout_ms if want.overcommit_timeout_ms is None
+               else want.overcommit_timeout_ms)
     w.sim.resize_node(node, mem, vc, timeout)
     return {"status": 200, "body": {"resourceInfo": {"memory": mem, "vCores": vc}}}
 
 
-def _send_signal(w: SimWriter, target: str, value: Any) -> Any:
-    if value not in SIGNALS:
-        raise ValueError(f"unknown container signal {value!r}")
+def _send_signal(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    signal = expect(value, ContainerSignal).signal
+    if signal not in SIGNALS:
+        raise ValueError(f"unknown container signal {signal!r}")
     c = w._container(target)
     if c is None or c.state in ("COMPLETE", "EXITED"):
         raise HTTPStatusError(404, f"{RM_URL}/ws/v1/cluster/containers/{target}",
                               f"container {target} not found")
-    if value != "OUTPUT_THREAD_DUMP":
-        w.sim.kill_container(c, f"SIGNAL_{value}")
+    if signal != "OUTPUT_THREAD_DUMP":
+        w.sim.kill_container(c, f"SIGNAL_{signal}")
     return {"status": 200, "body": ""}
 
 
-def _send_kill(w: SimWriter, target: str, value: Any) -> Any:
+def _send_kill(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    expect(value, AppState)
     app = w._app(target)
     if app.state in LIVE:
         w.sim.am.kill_app(app)
     return {"status": 200, "body": {"state": app.state}}
 
 
-def _send_add_labels(w: SimWriter, target: str, value: Any) -> Any:
-    w.sim.rm.cluster_labels.update(str(x) for x in value)
+def _send_add_labels(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    w.sim.rm.cluster_labels.update(expect(value, ClusterLabels).labels)
     return {"status": 200, "body": ""}
 
 
-def _send_remove_labels(w: SimWriter, target: str, value: Any) -> Any:
-    used = sorted({n.label for n in w.sim.rm.nodes if n.label in set(value)})
+def _send_remove_labels(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    gone = set(expect(value, ClusterLabels).labels)
+    used = sorted({n.label for n in w.sim.rm.nodes if n.label in gone})
     if used:
         raise w.refuse("/remove-node-labels", f"labels in use by nodes: {', '.join(used)}")
-    w.sim.rm.cluster_labels.difference_update(str(x) for x in value)
+    w.sim.rm.cluster_labels.difference_update(gone)
     return {"status": 200, "body": ""}
 
 
-_SENDS: dict[str, Callable[..., Any]] = {
-    "set_app_priority": _send_priority,
-    "move_app_queue": _send_move,
-    "update_scheduler_conf": _send_conf,
-    "replace_node_labels": _send_labels,
-    "update_node_resource": _send_resource,
-    "signal_container": _send_signal,
-    "kill_app": _send_kill,
-    "add_cluster_labels": _send_add_labels,
-    "remove_cluster_labels": _send_remove_labels,
+_SENDS: dict[Kind, Callable[[SimLevers, str, Payload], JsonValue]] = {
+    Kind.SET_APP_PRIORITY: _send_priority,
+    Kind.MOVE_APP_QUEUE: _send_move,
+    Kind.UPDATE_SCHEDULER_CONF: _send_conf,
+    Kind.REPLACE_NODE_LABELS: _send_labels,
+    Kind.UPDATE_NODE_RESOURCE: _send_resource,
+    Kind.SIGNAL_CONTAINER: _send_signal,
+    Kind.KILL_APP: _send_kill,
+    Kind.ADD_CLUSTER_LABELS: _send_add_labels,
+    Kind.REMOVE_CLUSTER_LABELS: _send_remove_labels,
 }

@@ -1,0 +1,1 @@
+../../../advisor/_root/__init__.py
