@@ -14,6 +14,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,9 @@ sys.path.insert(0, str(ROOT / "tests"))  # rmwrites: the cluster tests' JSON-val
 sys.path.append(str(ROOT / "bench"))
 
 from yarnmini import MiniCluster, classpath  # noqa: E402
+
+from yarn_advisor.advisor.loop.daemon import Advisor  # noqa: E402
+from yarn_advisor.advisor.loop.report import CycleReport  # noqa: E402
 
 # The public files the tests read, vendored with their provenance (tests/fixtures/PROVENANCE.md).
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -101,6 +105,28 @@ def fixture_data() -> Path:
 @pytest.fixture(scope="session")
 def recording_dir() -> Path:
     return RECORDING
+
+
+@dataclass(frozen=True)
+class ReplayRun:
+    """A whole recording replayed once, and the advisor that replayed it."""
+
+    advisor: Advisor
+    reports: tuple[CycleReport, ...]
+
+
+@pytest.fixture(scope="session")
+def recorded_replay(recording_dir: Path) -> ReplayRun:
+    """The bundled mini-hetero recording replayed once with the default configuration,
+    for the tests that only read what it produced (its reports, its advisor's metrics):
+    they must not change either."""
+    from yarn_advisor.advisor.engine.settings import load_config
+    from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
+    from yarn_advisor.connectors.replay import open_recording
+
+    recording = open_recording(recording_dir)
+    advisor = replay_advisor(recording, load_config(None))
+    return ReplayRun(advisor, tuple(replay_cycles(advisor, recording)))
 
 
 @pytest.fixture(scope="session")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,13 +16,15 @@ from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.observe.server import AdvisorServer
 from yarn_advisor.connectors.replay import open_recording
 
+if TYPE_CHECKING:  # the session's replay (tests/conftest.py)
+    from conftest import ReplayRun
+
 
 @pytest.fixture(scope="module")
-def last_target(recording_dir: Path) -> tuple[str, Recommendation]:
+def last_target(recorded_replay: ReplayRun) -> tuple[str, Recommendation]:
     """A target with a recommendation, and that recommendation (its latest)."""
     latest: dict[str, Recommendation] = {}
-    recording = open_recording(recording_dir)
-    for report in replay_cycles(replay_advisor(recording, load()), recording):
+    for report in recorded_replay.reports:
         for rec in report.recommendations:
             latest[rec.target] = rec
     target = next(t for t, r in latest.items() if r.kind is Kind.SET_APP_PRIORITY) \

@@ -18,7 +18,7 @@ import urllib.request
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
@@ -32,6 +32,9 @@ from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor
 from yarn_advisor.advisor.observe.server import AdvisorServer
 from yarn_advisor.connectors.replay import Recording, open_recording, replaying
 
+if TYPE_CHECKING:  # the session's replay (tests/conftest.py)
+    from conftest import ReplayRun
+
 FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
 
 
@@ -41,8 +44,8 @@ def recording(recording_dir: Path) -> Recording:
 
 
 @pytest.fixture(scope="module")
-def reports(recording: Recording) -> list[CycleReport]:
-    return list(replay_cycles(replay_advisor(recording, load()), recording))
+def reports(recorded_replay: ReplayRun) -> list[CycleReport]:
+    return list(recorded_replay.reports)
 
 
 def test_recording_is_well_formed(recording: Recording) -> None:

@@ -39,6 +39,7 @@ from yarn_advisor.connectors.replay import RecordingError, open_recording
 FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
 
 ROOT = Path(__file__).resolve().parents[2]
+DEFAULTS = yaml.safe_load((ROOT / "config" / "defaults.yaml").read_text())  # read once
 EXAMPLES = int(os.environ.get("YARN_ADVISOR_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -192,7 +193,7 @@ def test_journal_reader(tmp_path_factory: pytest.TempPathFactory, data: st.DataO
 @FUZZ
 @given(st.data())
 def test_config_loader(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
-    defaults = yaml.safe_load((ROOT / "config" / "defaults.yaml").read_text())
+    defaults = copy.deepcopy(DEFAULTS)
     defaults["policies"] = {"haste": {"params": {"beta": [0.2, 0.2, 0.6]}}}
     doc = data.draw(mutated(defaults))
     f = tmp_path_factory.mktemp("c") / "advisor.yaml"
