@@ -50,7 +50,8 @@ def toggle_for(snapshot: Snapshot) -> Recommendation:
     """The extra write of a cycle: the delay its RM does not have now."""
     current = snapshot.scheduler_conf.get(DELAY)
     value = TOGGLE[1] if current == TOGGLE[0] else TOGGLE[0]
-    return Recommendation(Kind.UPDATE_SCHEDULER_CONF, "scheduler", {DELAY: value}, "chaos",
+    return Recommendation(Kind.UPDATE_SCHEDULER_CONF, "scheduler", ConfUpdate.of({DELAY: value}),
+                          "chaos",
                           Explanation("chaos.toggle", "a write every cycle"), None)
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from yarn_advisor.advisor.act.actuator import RESYNC_S, Actuator
 from yarn_advisor.advisor.act.journal import Journal
 from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import ConfUpdate
 from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 from yarn_advisor.advisor.model.snapshot import (
     ClusterInfo,
@@ -24,7 +25,7 @@ from yarn_advisor.config.schema import ActuatorSettings
 
 T0 = 1_700_000_000.0
 Z = Resources()
-REC = Recommendation(Kind.UPDATE_SCHEDULER_CONF, "scheduler", {"k": "7"}, "test",
+REC = Recommendation(Kind.UPDATE_SCHEDULER_CONF, "scheduler", ConfUpdate.of({"k": "7"}), "test",
                      Explanation("test.write", "a write"), None)
 
 
