@@ -107,6 +107,17 @@ def recording_dir() -> Path:
     return RECORDING
 
 
+@pytest.fixture(scope="session")
+def recording_head(recording_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled recording's first 12 cycles, a recording of its own: for the tests of
+    a command's plumbing (the CLI end to end), which need real cycles, not all 40."""
+    head = tmp_path_factory.mktemp("recording-head")
+    shutil.copy(recording_dir / "recording.json", head)
+    for n in range(1, 13):
+        shutil.copy(recording_dir / f"cycle-{n:04d}.yaml", head)
+    return head
+
+
 @dataclass(frozen=True)
 class ReplayRun:
     """A whole recording replayed once, and the advisor that replayed it."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import itertools
 import json
 import logging
 import os
@@ -258,9 +259,9 @@ def test_replay_json_cli(recording_dir: Path, capsys: pytest.CaptureFixture[str]
         assert o["snapshot"]["nodes"] == 2
 
 
-def test_a_replay_leaves_nothing_in_the_temp_dir(recording_dir: Path, tmp_path: Path) -> None:
+def test_a_replay_leaves_nothing_in_the_temp_dir(recording_head: Path, tmp_path: Path) -> None:
     """Its scratch state goes with the process (each run used to leave a directory)."""
-    cmd = [sys.executable, "-m", "yarn_advisor.advisor.cli.main", "replay", str(recording_dir)]
+    cmd = [sys.executable, "-m", "yarn_advisor.advisor.cli.main", "replay", str(recording_head)]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "TMPDIR": str(tmp_path)})
     assert done.returncode == 0, done.stderr[-2000:]
@@ -273,7 +274,7 @@ def test_a_replay_advisor_takes_its_scratch_state_with_it(
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     recording = open_recording(recording_dir)
     advisor = replay_advisor(recording, load())
-    for _ in replay_cycles(advisor, recording):
+    for _ in itertools.islice(replay_cycles(advisor, recording), 3):
         pass
     (scratch,) = tmp_path.iterdir()  # the journal's directory, while the advisor lives
     assert scratch.name.startswith("yarn-advisor-replay-")
