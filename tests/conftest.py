@@ -10,12 +10,14 @@ from __future__ import annotations
 import logging
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -69,6 +71,30 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     if config.option.markexpr != fast_loop_expression(config):
         return 0
     return os.cpu_count() or 1
+
+
+# What only a marked layer may start: a JVM (Hadoop, SLS, the KDC, ZooKeeper) or Prometheus.
+REAL_PROGRAMS = {"java", "prometheus"}
+
+
+@pytest.fixture(autouse=True)
+def _the_fast_loop_starts_nothing_real(request: pytest.FixtureRequest,
+                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """In the fast loop, a test that starts a JVM or Prometheus fails, naming the program:
+    it belongs to a layer, and its marker keeps it out of the loop."""
+    if request.config.option.markexpr != fast_loop_expression(request.config):
+        return
+    start = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+
+    def guarded(self: subprocess.Popen[Any], args: Any, *rest: Any, **kw: Any) -> Any:
+        argv = [args] if isinstance(args, (str, bytes, os.PathLike)) else list(args)
+        program = os.path.basename(os.fsdecode(argv[0])).split(" ")[0] if argv else ""
+        if program in REAL_PROGRAMS:
+            raise AssertionError(f"{request.node.nodeid} starts {program} in the fast loop: "
+                                 "give it its layer's marker (pyproject.toml)")
+        return start(self, args, *rest, **kw)
+
+    monkeypatch.setattr(subprocess.Popen, "_execute_child", guarded)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
