@@ -51,8 +51,7 @@ def toggle_for(snapshot: Snapshot) -> Recommendation:
     current = snapshot.scheduler_conf.get(DELAY)
     value = TOGGLE[1] if current == TOGGLE[0] else TOGGLE[0]
     return Recommendation(Kind.UPDATE_SCHEDULER_CONF, "scheduler", ConfUpdate.of({DELAY: value}),
-                          "chaos",
-                          Explanation("chaos.toggle", "a write every cycle"), None)
+                          "chaos", Explanation("chaos.toggle", "a write every cycle"), None)
 
 
 def writing_decide(real: Callable[..., Decision]) -> Callable[..., Decision]:

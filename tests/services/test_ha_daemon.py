@@ -35,6 +35,7 @@ from yarn_advisor.advisor.ha.coordinator import HaCoordinator, per_advisor_confi
 from yarn_advisor.advisor.loop.daemon import Advisor
 from yarn_advisor.advisor.loop.wiring import build_live_advisor
 from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Priority
 from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 
 pytestmark = [pytest.mark.services, pytest.mark.cluster]
@@ -65,8 +66,8 @@ def app(mini_cluster: MiniCluster) -> Iterator[SubmittedApp]:
 
 
 def priority(aid: str, value: int) -> Recommendation:
-    return Recommendation(Kind.SET_APP_PRIORITY, aid, value, "test",
-                          Explanation("test.ha", "one writer"), 0)
+    return Recommendation(Kind.SET_APP_PRIORITY, aid, Priority(value), "test",
+                          Explanation("test.ha", "one writer"), Priority(0))
 
 
 def settings(cluster: MiniCluster, hosts: str, state: Path, name: str,
