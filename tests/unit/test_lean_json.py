@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 import pytest
 import yaml
 from _data import rest_doc
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yarn_advisor.connectors.errors import ParseError
@@ -165,7 +165,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_generated_items_parse_the_same(kind: str, data: st.DataObject) -> None:
