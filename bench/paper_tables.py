@@ -1,4 +1,4 @@
-"""The five papers' headline figures beside ours: in-RM and sidecar, per table row.
+"""The five papers' headline figures beside ours: in-RM, sidecar and plugin, per table row.
 
 Each paper workload in ``examples/workloads/`` runs on the simulator
 (``yarn_advisor.simulator``) as the paper's baseline scheduler, as that
@@ -25,12 +25,22 @@ paper's figures with ours:
   gets, where both are measured against the sidecar's own baseline and the
   in-RM mode gains in the paper's direction by at least 1 (percent or point;
   else null: no gain to recover).
+* ``plugin`` / ``recovered_plugin``: the same for the ``plugin`` mode
+  (precision mode: the sidecar plus the RM plug-in applying its decision
+  table at each heartbeat, every decision kind on). The plug-in's hooks exist
+  in the CapacityScheduler only: beside a FairScheduler the plugin mode is the
+  sidecar. ANACRAC's plugin runs carry the rules the in-RM mode derives from
+  the workload (what its operator writes; the sidecar runs the defaults).
 
-``shares`` lists, per workload, the three modes' makespan and mean JCT and the
-recovered share as ``yarn-advisor simulate --mode all`` computes it:
-``(baseline - sidecar) / (baseline - in_rm)``, null when the in-RM mode gains
+``shares`` lists, per workload, the four modes' makespan and mean JCT and the
+recovered shares as ``yarn-advisor simulate --mode all`` computes them:
+``(baseline - mode) / (baseline - in_rm)``, null when the in-RM mode gains
 less than 1 % of the baseline; and ``headline``, the same on the metrics the
-paper's own result is stated in (``HEADLINE``), each with its better direction.
+paper's own result is stated in (``HEADLINE``), each with its better direction
+(``recovered`` for the sidecar, ``recovered_plugin`` for the plugin). A
+workload on the FairScheduler also gets a ``<name>@capacity`` entry: the same
+cluster and jobs on a CapacityScheduler with one queue (baseline, sidecar and
+plugin there; the same in-RM run), where the plug-in's hooks exist.
 
 The simulator is deterministic (seeded workloads, simulated time), so one run
 per configuration gives the figure; there is no wall-clock measurement here
@@ -46,7 +56,7 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -55,6 +65,7 @@ from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.cli import MIN_GAIN, recovered
 from yarn_advisor.simulator.inrm import build_scheduler, run_with
+from yarn_advisor.simulator.inrm.anacrac import derive_rules
 from yarn_advisor.simulator.inrm.base import InRMBase
 from yarn_advisor.simulator.inrm.haste import HasteScheduler
 from yarn_advisor.simulator.inrm.matchmaking import (
@@ -63,9 +74,9 @@ from yarn_advisor.simulator.inrm.matchmaking import (
     MatchmakingScheduler,
 )
 from yarn_advisor.simulator.metrics import Report
-from yarn_advisor.simulator.sidecar import run_sidecar
+from yarn_advisor.simulator.sidecar import run_plugin, run_sidecar
 from yarn_advisor.simulator.simulation import Simulation
-from yarn_advisor.simulator.spec import Workload
+from yarn_advisor.simulator.spec import QueueSpec, Workload
 from yarn_advisor.simulator.workload import load_workload
 
 WORKLOADS = Path(__file__).resolve().parents[1] / "examples" / "workloads"
@@ -96,6 +107,8 @@ class Row:
     verdict: str
     recovered: float | None
     note: str = ""
+    plugin: float | None = None
+    recovered_plugin: float | None = None
 
 
 def verdict(paper_value: float | str, value: float | None, tolerance: float | str) -> str:
@@ -122,10 +135,12 @@ def share(paper_value: float | str, in_rm: float | None, sidecar: float | None) 
 
 def make_row(paper: str, table: str, metric: str, paper_value: float | str,
              in_rm: float | None, sidecar: float | None, tolerance: float | str = 10.0,
-             same_baseline: bool = True, note: str = "") -> Row:
+             same_baseline: bool = True, note: str = "",
+             plugin: float | None = None) -> Row:
     return Row(paper, table, metric, paper_value, _r(in_rm), _r(sidecar), tolerance,
                verdict(paper_value, in_rm, tolerance),
-               share(paper_value, in_rm, sidecar) if same_baseline else None, note)
+               share(paper_value, in_rm, sidecar) if same_baseline else None, note,
+               _r(plugin), share(paper_value, in_rm, plugin) if same_baseline else None)
 
 
 def pct(value: float | None, ref: float | None) -> float | None:
@@ -167,6 +182,11 @@ class Runs:
         return self._once((wl.name, "sidecar", scheduler or "", tag), lambda: run_sidecar(
             wl, scheduler, cfg or self.cfg, warm=self.warm)[0])
 
+    def plugin(self, wl: Workload, scheduler: str | None = None,
+               cfg: AdvisorConfig | None = None, tag: str = "") -> Report:
+        return self._once((wl.name, "plugin", scheduler or "", tag), lambda: run_plugin(
+            wl, scheduler, cfg or self.cfg, warm=self.warm)[0])
+
     def inrm(self, wl: Workload, name: str, make: Callable[[], InRMBase]) -> Report:
         return self._once((wl.name, "in-rm", name), lambda: run_with(wl, make())[0])
 
@@ -196,11 +216,12 @@ def haste_rows(runs: Runs) -> list[Row]:
             if ref_name == "FFD-DP":
                 ref = runs.inrm(wl, "ffd-dp", partial(HasteScheduler, wl.scheduler,
                                                   variant="ffd-dp"))
-                side = runs.sidecar(wl)
+                side, plug = runs.sidecar(wl), runs.plugin(wl)
                 same = False
             else:
                 ref = runs.baseline(wl, BASE_SCHEDULER[ref_name])
                 side = runs.sidecar(wl, BASE_SCHEDULER[ref_name])
+                plug = runs.plugin(wl, BASE_SCHEDULER[ref_name])
                 same = True
             label = "HaSTE-A" if variant == "haste-a" else "HaSTE"
             for metric, paper_value, attr in (("makespan", mk_paper, "makespan_s"),
@@ -212,7 +233,8 @@ def haste_rows(runs: Runs) -> list[Row]:
                     pct(getattr(ours, attr), getattr(ref, attr)),
                     unless_failed(pct(getattr(side, attr), getattr(ref, attr)), side, ref),
                     10.0, same,
-                    HASTE_NOTE if ref_name == "FIFO" and metric == "makespan" else ""))
+                    HASTE_NOTE if ref_name == "FIFO" and metric == "makespan" else "",
+                    unless_failed(pct(getattr(plug, attr), getattr(ref, attr)), plug, ref)))
     return rows
 
 
@@ -222,6 +244,21 @@ OPERA_MR_SPARK = {"PRESERVE": -25.5, "NEUTRAL": -29.3, "AGGRESSIVE": -36.1}
 
 def _opera_cfg(policy: str) -> AdvisorConfig:
     return load_config(overrides={"policies": {"opera": {"params": {"relief_policy": policy}}}})
+
+
+def _anacrac_cfg(wl: Workload) -> AdvisorConfig:
+    """The defaults with the ANACRAC rules the in-RM mode derives from ``wl`` (the
+    hosts that reach the external sources, the per-node task limit)."""
+    rules = [{"name": r.name, "app_type": r.app_type, "hosts": list(r.hosts),
+              "tasks_maximum": r.tasks_maximum} for r in derive_rules(wl)]
+    return load_config(overrides={"policies": {"anacrac": {"params": {"rules": rules}}}})
+
+
+def capacity_twin(wl: Workload) -> Workload:
+    """``wl``'s cluster and jobs on a CapacityScheduler with one queue (the scheduler
+    whose allocator calls the plug-in), named ``<name>@capacity``."""
+    return replace(wl, name=f"{wl.name}@capacity", scheduler=replace(
+        wl.scheduler, type="capacity", queues=(QueueSpec("default", 100.0),)))
 
 
 def _mr_jct(r: Report) -> float:
@@ -240,36 +277,42 @@ def opera_rows(runs: Runs) -> list[Row]:
         cfg = _opera_cfg(policy)
         ours = runs.inrm(wl, policy, partial(build_scheduler, "opera", wl, cfg))
         side = runs.sidecar(wl, None, cfg, policy)
-        by_policy[policy] = (ours, side)
+        by_policy[policy] = (ours, side, runs.plugin(wl, None, cfg, policy))
     best = min(RELIEF, key=lambda p: by_policy[p][0].mean_jct_s)
-    ours, side = by_policy[best]
+    ours, side, plug = by_policy[best]
     note = f"best relief policy here: {best}"
     rows.append(make_row("OPERA", "Table II, MR (Fig. 5b, Sec. VI)",
                          "mean JCT, % vs Fair (best relief policy)", -39.8,
                          pct(ours.mean_jct_s, base.mean_jct_s),
                          unless_failed(pct(side.mean_jct_s, base.mean_jct_s), side, base),
-                         10.0, True, note))
+                         10.0, True, note,
+                         unless_failed(pct(plug.mean_jct_s, base.mean_jct_s), plug, base)))
     used = max(RELIEF, key=lambda p: by_policy[p][0].used_utilization["vcores"])
-    ours, side = by_policy[used]
+    ours, side, plug = by_policy[used]
+
+    def vcores(r: Report) -> float | None:
+        return unless_failed(100 * (r.used_utilization["vcores"]
+                                    - base.used_utilization["vcores"]), r, base)
     rows.append(make_row(
         "OPERA", "Table II, MR (Fig. 5a, Sec. VI)",
         "used vcores, points vs Fair (best relief policy)", 30.0,
         100 * (ours.used_utilization["vcores"] - base.used_utilization["vcores"]),
-        unless_failed(100 * (side.used_utilization["vcores"]
-                             - base.used_utilization["vcores"]), side, base), 10.0, True,
+        vcores(side), 10.0, True,
         f"Fig. 5a: Fair ~164 of 300 vcores used, OPERA up to 240 (+25 points); here Fair "
-        f"{100 * base.used_utilization['vcores']:.1f} %, best policy {used}"))
+        f"{100 * base.used_utilization['vcores']:.1f} %, best policy {used}", vcores(plug)))
     wl = load("opera_table2_mr_spark")
     base = runs.baseline(wl)
     for policy in RELIEF:
         cfg = _opera_cfg(policy)
         ours = runs.inrm(wl, policy, partial(build_scheduler, "opera", wl, cfg))
         side = runs.sidecar(wl, None, cfg, policy)
+        plug = runs.plugin(wl, None, cfg, policy)
         rows.append(make_row("OPERA", f"Table II, MR + Spark (Fig. 8), {policy}",
                              "MapReduce jobs' mean JCT, % vs Fair", OPERA_MR_SPARK[policy],
                              pct(_mr_jct(ours), _mr_jct(base)),
                              unless_failed(pct(_mr_jct(side), _mr_jct(base)), side, base),
-                             10.0, True, _failed_note(side, base)))
+                             10.0, True, _failed_note(side, base),
+                             unless_failed(pct(_mr_jct(plug), _mr_jct(base)), plug, base)))
     return rows
 
 
@@ -281,7 +324,7 @@ def matchmaking_rows(runs: Runs) -> list[Row]:
         wl = load(name)
         short = name.split("_")[1]
         ours = runs.inrm(wl, "matchmaking", partial(MatchmakingScheduler, wl.scheduler))
-        side = runs.sidecar(wl)
+        side, plug = runs.sidecar(wl), runs.plugin(wl)
         refs: list[tuple[str, Report]] = [("Hadoop FIFO", runs.inrm(
             wl, "hadoop-fifo", partial(HadoopFifoScheduler, wl.scheduler)))]
         hb = wl.cluster.timing.nm_heartbeat
@@ -293,11 +336,13 @@ def matchmaking_rows(runs: Runs) -> list[Row]:
             rows.append(make_row(
                 "Matchmaking", f"{fig[0]}, {short}", f"map locality, points vs {ref_name}",
                 "> 0", _points(ours.locality_rate, ref.locality_rate),
-                _points(side.locality_rate, ref.locality_rate), "direction", False))
+                _points(side.locality_rate, ref.locality_rate), "direction", False,
+                plugin=_points(plug.locality_rate, ref.locality_rate)))
             rows.append(make_row(
                 "Matchmaking", f"{fig[1]}, {short}", f"mean map response, % vs {ref_name}",
                 "< 0", pct(ours.mean_map_response_s, ref.mean_map_response_s),
-                pct(side.mean_map_response_s, ref.mean_map_response_s), "direction", False))
+                pct(side.mean_map_response_s, ref.mean_map_response_s), "direction", False,
+                plugin=pct(plug.mean_map_response_s, ref.mean_map_response_s)))
     return rows
 
 
@@ -310,6 +355,7 @@ def anacrac_rows(runs: Runs) -> list[Row]:
     rows = []
     wl = load("anacrac_table6")
     base, side = runs.baseline(wl), runs.sidecar(wl)
+    plug = runs.plugin(wl, None, _anacrac_cfg(wl), "rules")
     ours = runs.inrm(wl, "anacrac", lambda: build_scheduler("anacrac", wl, runs.cfg))
 
     def gain(r: Report) -> float:  # the paper's "better than Fair": (Fair - ours) / ours
@@ -318,18 +364,22 @@ def anacrac_rows(runs: Runs) -> list[Row]:
         "ANACRAC", "Table 6 (heterogeneous, 21 GB)", "total time, (Fair - ours) / ours, %",
         74.0, gain(ours), gain(side), 15.0, True,
         "paper: 958 s (F) vs 550 s; a job that fails here ends sooner than the paper's "
-        "failed runs (which include their connection time-outs), so Fair's total is short"))
+        "failed runs (which include their connection time-outs), so Fair's total is short",
+        gain(plug)))
     rows.append(make_row(
         "ANACRAC", "Table 6 (heterogeneous, 21 GB)", "failed jobs, ours - Fair", -2.0,
         float(ours.jobs_failed - base.jobs_failed), float(side.jobs_failed - base.jobs_failed),
-        1.0, True, f"Fair fails {base.jobs_failed} here (paper: Sqoop and SFTP, 2)"))
+        1.0, True, f"Fair fails {base.jobs_failed} here (paper: Sqoop and SFTP, 2)",
+        float(plug.jobs_failed - base.jobs_failed)))
     wl = load("anacrac_table5")
     base, side = runs.baseline(wl), runs.sidecar(wl)
+    plug = runs.plugin(wl, None, _anacrac_cfg(wl), "rules")
     ours = runs.inrm(wl, "anacrac", lambda: build_scheduler("anacrac", wl, runs.cfg))
     rows.append(make_row(
         "ANACRAC", "Table 5 (homogeneous; Fig. 3)", "total time, % vs Fair", "> 0",
         pct(ours.makespan_s, base.makespan_s), pct(side.makespan_s, base.makespan_s),
-        "direction", False, "the paper: on a homogeneous cluster Fair is faster"))
+        "direction", False, "the paper: on a homogeneous cluster Fair is faster",
+        pct(plug.makespan_s, base.makespan_s)))
     return rows
 
 
@@ -367,17 +417,20 @@ def headline_share(better: int, base: float, side: float, in_rm: float) -> float
     return round(better * (side - base) / gain, 4) + 0.0
 
 
-def headline(paper: str, base: Report, side: Report, in_rm: Report) -> list[dict[str, Any]]:
-    """The three modes and the recovered share on each of ``paper``'s headline metrics
-    (no share when the sidecar failed more jobs than the baseline)."""
+def headline(paper: str, base: Report, side: Report, in_rm: Report,
+             plug: Report) -> list[dict[str, Any]]:
+    """The four modes and the recovered shares on each of ``paper``'s headline metrics
+    (no share when the sidecar, or the plugin, failed more jobs than the baseline)."""
     out = []
     for metric, value, better in HEADLINE[paper]:
-        b, s, i = value(base), value(side), value(in_rm)
-        share_ = headline_share(better, b, s, i)
+        b, s, i, p = value(base), value(side), value(in_rm), value(plug)
+        shares_ = [headline_share(better, b, x, i) for x in (s, p)]
+        if metric != "jobs_failed":
+            shares_ = [unless_failed(x, r, base) for x, r in zip(shares_, (side, plug),
+                                                                strict=True)]
         out.append({"metric": metric, "baseline": round(b, 4), "sidecar": round(s, 4),
-                    "in_rm": round(i, 4),
-                    "recovered": share_ if metric == "jobs_failed"
-                    else unless_failed(share_, side, base)})
+                    "plugin": round(p, 4), "in_rm": round(i, 4), "recovered": shares_[0],
+                    "recovered_plugin": shares_[1]})
     return out
 
 
@@ -394,17 +447,30 @@ def shares(runs: Runs, papers: tuple[str, ...]) -> list[dict[str, Any]]:
         for name in SHARE_WORKLOADS[paper]:
             wl = load(name)
             algo = wl.paper or paper
-            base, side = runs.baseline(wl), runs.sidecar(wl)
+            cfg = _anacrac_cfg(wl) if paper == "anacrac" else None
             ours = runs.inrm(wl, algo if algo != "opera" else "PRESERVE",
                              partial(build_scheduler, algo, wl, runs.cfg))
-            out.append({"workload": name, "paper": algo, "scheduler": base.scheduler,
-                        "makespan_s": {"baseline": base.makespan_s, "sidecar": side.makespan_s,
-                                       "in_rm": ours.makespan_s},
-                        "mean_jct_s": {"baseline": base.mean_jct_s, "sidecar": side.mean_jct_s,
-                                       "in_rm": ours.mean_jct_s},
-                        "recovered": recovered(base, side, ours),
-                        "headline": headline(paper, base, side, ours)})
+            twins = [wl] + ([capacity_twin(wl)] if wl.scheduler.type == "fair" else [])
+            for w in twins:
+                base = runs.baseline(w)
+                side = runs.sidecar(w, None, cfg, "rules") if w is not wl else runs.sidecar(w)
+                plug = runs.plugin(w, None, cfg, "rules" if cfg else "")
+                out.append(_share_entry(name if w is wl else f"{name}@capacity", algo,
+                                        paper, base, side, plug, ours))
     return out
+
+
+def _share_entry(name: str, algo: str, paper: str, base: Report, side: Report, plug: Report,
+                 ours: Report) -> dict[str, Any]:
+    def modes(attr: str) -> dict[str, float]:
+        return {"baseline": getattr(base, attr), "sidecar": getattr(side, attr),
+                "plugin": getattr(plug, attr), "in_rm": getattr(ours, attr)}
+    return {"workload": name, "paper": algo, "scheduler": base.scheduler,
+            "makespan_s": modes("makespan_s"), "mean_jct_s": modes("mean_jct_s"),
+            "jobs_failed": modes("jobs_failed"),
+            "recovered": recovered(base, side, ours),
+            "recovered_plugin": recovered(base, plug, ours),
+            "headline": headline(paper, base, side, ours, plug)}
 
 
 def collect(papers: tuple[str, ...], warm: int = 0) -> dict[str, Any]:
@@ -423,25 +489,30 @@ def _fmt(v: float | str | None) -> str:
 
 def render(result: dict[str, Any]) -> str:
     lines = [f"{'paper':<12}{'table':<36}{'metric':<44}{'paper':>8}{'in-RM':>8}"
-             f"{'sidecar':>9}{'tol':>10}  verdict (recovered)"]
+             f"{'sidecar':>9}{'plugin':>8}{'tol':>10}  verdict (recovered: sidecar, plugin)"]
     for r in result["rows"]:
         tol = r["tolerance"] if isinstance(r["tolerance"], str) else f"+-{r['tolerance']:g}"
-        rec = "" if r["recovered"] is None else f" ({100 * r['recovered']:.0f} %)"
+        rec = "" if r["recovered"] is None and r["recovered_plugin"] is None else \
+            f" ({_share(r['recovered'])}, {_share(r['recovered_plugin'])})"
         lines.append(f"{r['paper']:<12}{r['table'][:35]:<36}{r['metric'][:43]:<44}"
                      f"{_fmt(r['paper_value']):>8}{_fmt(r['in_rm']):>8}{_fmt(r['sidecar']):>9}"
-                     f"{tol:>10}  {r['verdict']}{rec}")
+                     f"{_fmt(r['plugin']):>8}{tol:>10}  {r['verdict']}{rec}")
     lines.append("")
-    lines.append("share of the in-RM gain the sidecar recovers (workload's own scheduler):")
+    lines.append("share of the in-RM gain recovered (baseline / sidecar / plugin / in-RM; "
+                 "recovered: sidecar, plugin):")
     for s in result["shares"]:
-        mk, jct, rec = s["makespan_s"], s["mean_jct_s"], s["recovered"]
+        mk, jct = s["makespan_s"], s["mean_jct_s"]
+        rec, rp = s["recovered"], s["recovered_plugin"]
         lines.append(
-            f"  {s['workload']:<24} makespan {mk['baseline']:.0f} / {mk['sidecar']:.0f} / "
-            f"{mk['in_rm']:.0f} s  mean JCT {jct['baseline']:.0f} / {jct['sidecar']:.0f} / "
-            f"{jct['in_rm']:.0f} s  recovered: makespan {_share(rec['makespan'])}, "
-            f"mean JCT {_share(rec['mean_jct'])}")
+            f"  {s['workload']:<30} makespan {mk['baseline']:.0f} / {mk['sidecar']:.0f} / "
+            f"{mk['plugin']:.0f} / {mk['in_rm']:.0f} s ({_share(rec['makespan'])}, "
+            f"{_share(rp['makespan'])})  mean JCT {jct['baseline']:.0f} / {jct['sidecar']:.0f}"
+            f" / {jct['plugin']:.0f} / {jct['in_rm']:.0f} s ({_share(rec['mean_jct'])}, "
+            f"{_share(rp['mean_jct'])})")
         for h in s["headline"]:
-            lines.append(f"  {'':<24} {h['metric']}: {h['baseline']:g} / {h['sidecar']:g} / "
-                         f"{h['in_rm']:g}  recovered {_share(h['recovered'])}")
+            lines.append(f"  {'':<30} {h['metric']}: {h['baseline']:g} / {h['sidecar']:g} / "
+                         f"{h['plugin']:g} / {h['in_rm']:g}  recovered "
+                         f"{_share(h['recovered'])}, {_share(h['recovered_plugin'])}")
     counts: dict[str, int] = {}
     for r in result["rows"]:
         counts[r["verdict"]] = counts.get(r["verdict"], 0) + 1

@@ -14,6 +14,7 @@ import functools
 import hashlib
 import json
 import re
+import typing
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -292,6 +293,27 @@ class Ha(ConfigModel):
     advisor_id: str | None = Field(None, pattern=r"^[A-Za-z0-9._-]+$")
 
 
+# precision mode's decision kinds (docs/decision-table.md), each computed by one policy
+DecisionKind = Literal["haste.holdback", "haste.order", "haste.fitness",
+                       "matchmaking.local_only", "anacrac.rules", "opera.lending"]
+DECISION_KINDS: tuple[DecisionKind, ...] = typing.get_args(DecisionKind)
+
+
+class Precision(ConfigModel):
+    """Precision mode: the decision table the RM plug-in applies at every heartbeat
+    (docs/decision-table.md). Published only in enforce mode, as the leader, with the
+    kill switch released; ``ttl_s`` None: three cycles (at least 10 s)."""
+
+    enabled: bool = False
+    ttl_s: float | None = Field(None, gt=0)
+    table_file: str | None = None
+    decisions: Seq[DecisionKind] = DECISION_KINDS
+
+    def ttl_ms(self, interval_s: float) -> int:
+        """The TTL the published tables carry, in milliseconds."""
+        return int(1000 * (self.ttl_s if self.ttl_s is not None else max(10.0, 3 * interval_s)))
+
+
 class PolicySection(ConfigModel):
     """One policy's section; ``params`` is that policy's own ``Params`` model.
     An empty section (``haste:`` with nothing under it) means all defaults."""
@@ -336,6 +358,7 @@ class AdvisorConfig(ConfigModel):
     logging: Logging = Logging()
     actuator: ActuatorSettings = ActuatorSettings()
     policies: Policies = Policies()
+    precision: Precision = Precision()
     ha: Ha | None = None  # None: this advisor runs alone
 
     @model_validator(mode="after")

@@ -9,15 +9,19 @@ With ``--json`` it prints one JSON object per line, one per mode, each with
 ``used_utilization``, ``locality_rate``, ``kills`` and ``wasted_container_s``.
 Modes: ``baseline`` (the scheduler alone); ``sidecar`` (the advisor's own
 daemon beside it, in enforce mode, configured by ``--config``; its line adds
-``advisor``: cycles and actions by policy, kind and outcome); ``in-rm`` (one
-paper's algorithm as the RM's scheduler, :mod:`yarn_advisor.simulator.inrm`:
-``--paper``, else the workload's ``paper:``; its parameters from ``--config``
-too; its line adds ``paper``); ``all`` runs the three (without a paper, as for a
-trace: baseline and sidecar) and the sidecar line
-adds ``recovered``: the share of the in-RM gain over the baseline the sidecar
-gets, ``(baseline - sidecar) / (baseline - in_rm)`` for ``makespan`` and
-``mean_jct`` (null when the in-RM mode gains nothing: less than 1 % of the
-baseline, where the ratio would only magnify noise).
+``advisor``: cycles and actions by policy, kind and outcome); ``plugin`` (the
+sidecar with precision mode on: the decision table it publishes each cycle is
+applied inside the simulated CapacityScheduler by the RM plug-in, see
+:mod:`yarn_advisor.simulator.plugin`; its ``advisor`` adds ``plugin``: tables
+taken up and vetoes by reason); ``in-rm`` (one paper's algorithm as the RM's
+scheduler, :mod:`yarn_advisor.simulator.inrm`: ``--paper``, else the workload's
+``paper:``; its parameters from ``--config`` too; its line adds ``paper``);
+``all`` runs the four (without a paper, as for a trace: baseline, sidecar and
+plugin) and the sidecar and plugin lines add ``recovered``: the share of the
+in-RM gain over the baseline each gets, ``(baseline - mode) / (baseline -
+in_rm)`` for ``makespan`` and ``mean_jct`` (null when the in-RM mode gains
+nothing: less than 1 % of the baseline, where the ratio would only magnify
+noise).
 Exit status: 0; 1 when a run stalled (jobs left that could never run) or
 looped without progress (a clear message naming the workload, the simulated
 time and what repeats; the runs before it are printed);
@@ -51,7 +55,7 @@ from yarn_advisor.simulator.spec import PAPERS, NodeGroup, Workload
 from yarn_advisor.simulator.timeline import TimelineError, write_timeline
 from yarn_advisor.simulator.workload import load_workload
 
-MODES = ("baseline", "sidecar", "in-rm")
+MODES = ("baseline", "sidecar", "plugin", "in-rm")
 MIN_GAIN = 0.01  # an in-RM gain below 1 % of the baseline counts as none (share null)
 
 
@@ -179,9 +183,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
               f"{'|'.join(PAPERS)} or {where}", file=sys.stderr)
         return 2
     show = sys.stderr.isatty() if args.progress is None else args.progress
-    # a trace (or a workload without paper:) has no in-RM algorithm: all = the two others
-    modes = (["baseline", "sidecar", "in-rm"] if paper else ["baseline", "sidecar"]) \
-        if args.mode == "all" else [args.mode]
+    # a trace (or a workload without paper:) has no in-RM algorithm: all = the others
+    modes = ([m for m in MODES if m != "in-rm" or paper]) if args.mode == "all" \
+        else [args.mode]
     runs: list[tuple[Report, Simulation]] = []
     lines: list[tuple[Report, dict[str, Any], AdvisorTally | None]] = []
     try:
@@ -191,10 +195,12 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         return 1
     if args.mode == "all" and not paper:
         _print(args, *lines[1])
+        _print(args, *lines[2])
     elif args.mode == "all":
-        (base, _, _), (side, side_extra, side_tally), (inrm, inrm_extra, _) = lines
-        side_extra["recovered"] = recovered(base, side, inrm)
-        _print(args, side, side_extra, side_tally)
+        (base, _, _), side, plug, (inrm, inrm_extra, _) = lines
+        for report, extra, tally in (side, plug):
+            extra["recovered"] = recovered(base, report, inrm)
+            _print(args, report, extra, tally)
         _print(args, inrm, inrm_extra, None)
     if args.png is not None:
         try:
@@ -217,11 +223,11 @@ def _run_modes(args: argparse.Namespace, wl: Workload, cfg: AdvisorConfig | None
         extra: dict[str, Any] = {}
         if mode == "baseline":
             report, sim = run_baseline(wl, args.scheduler, show)
-        elif mode == "sidecar":
-            bar = ProgressBar(f"simulate {wl.name} sidecar") if show else None
+        elif mode in ("sidecar", "plugin"):
+            bar = ProgressBar(f"simulate {wl.name} {mode}") if show else None
             try:
                 report, tally, sim = run_sidecar(wl, args.scheduler, cfg, progress=bar,
-                                                 warm=args.warm)
+                                                 warm=args.warm, precision=mode == "plugin")
             finally:
                 if bar is not None:
                     bar.close()

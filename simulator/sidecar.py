@@ -13,6 +13,14 @@ directory (a copy of the configured checkpoint, when there is one).
 What the what-if assumes: enforce mode (the top-level ``dry_run`` is set to
 false; a policy whose own ``dry_run`` is true stays advisory, as it would in
 production).
+
+The ``plugin`` mode (:func:`run_plugin`) is the same daemon with precision mode
+on: its actuator also publishes the decision table each cycle, and the
+simulated RM applies it through :class:`~yarn_advisor.simulator.plugin.SimPlugin`
+(the jar's semantics and staleness) on top of the sidecar's levers. Only the
+CapacityScheduler calls the plug-in (as in YARN 3.4.2, where only its
+``RegularContainerAllocator`` calls ``precheckNode``); on another scheduler the
+table is published and nothing applies it.
 """
 
 from __future__ import annotations
@@ -33,7 +41,9 @@ from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.levers import SimLevers
 from yarn_advisor.simulator.metrics import Report
+from yarn_advisor.simulator.plugin import SimPlugin
 from yarn_advisor.simulator.schedulers.base import Scheduler
+from yarn_advisor.simulator.schedulers.capacity import CapacityScheduler
 from yarn_advisor.simulator.simulation import Progress, Simulation
 from yarn_advisor.simulator.snapshot import snapshot
 from yarn_advisor.simulator.spec import Workload
@@ -61,26 +71,44 @@ class AdvisorTally:
     # every write sent: (simulated ms, kind, target, value)
     sent: list[tuple[int, Kind, str, Payload]] = field(default_factory=list)
 
+    plugin: dict[str, object] | None = None  # plugin mode: tables taken up, vetoes by reason
+
     def to_json(self) -> dict[str, object]:
-        return {"cycles": self.cycles, "skipped": self.skipped, "actions": self.actions,
-                "blocked": self.blocked}
+        out: dict[str, object] = {"cycles": self.cycles, "skipped": self.skipped,
+                                  "actions": self.actions, "blocked": self.blocked}
+        if self.plugin is not None:
+            out["plugin"] = self.plugin
+        return out
 
 
 def sidecar_config(cfg: AdvisorConfig | None, state_dir: str,
-                   checkpoint: str | None) -> AdvisorConfig:
+                   checkpoint: str | None, precision: bool = False) -> AdvisorConfig:
     """``cfg`` (or the defaults) in enforce mode, without the HTTP server, with its
     journal under ``state_dir`` and the classifier's checkpoint at ``checkpoint``
     (a scratch copy: a simulation never writes the user's files; None: no
-    checkpoint, the model lives for one run)."""
+    checkpoint, the model lives for one run); ``precision``: with precision mode on
+    (no table file: the simulated plug-in is the one reader)."""
     base = cfg if cfg is not None else load_config()
-    return with_overrides(base, {
+    over: dict[str, object] = {
         "dry_run": False, "server": {"enabled": False}, "state_dir": state_dir,
-        "actuator": {"journal_path": None}, "classifier": {"checkpoint": checkpoint}})
+        "actuator": {"journal_path": None}, "classifier": {"checkpoint": checkpoint}}
+    over["precision"] = {"enabled": True, "table_file": None} if precision else \
+        {"enabled": False}
+    return with_overrides(base, over)
+
+
+def run_plugin(wl: Workload, scheduler: str | Scheduler | None = None,
+               cfg: AdvisorConfig | None = None, progress: Progress | None = None,
+               sample_ms: int = 0, warm: int = 0) -> tuple[Report, AdvisorTally, Simulation]:
+    """:func:`run_sidecar` with precision mode on: the ``plugin`` mode (its decision
+    kinds from ``cfg``'s ``precision.decisions``, every kind by default)."""
+    return run_sidecar(wl, scheduler, cfg, progress, sample_ms, warm, precision=True)
 
 
 def run_sidecar(wl: Workload, scheduler: str | Scheduler | None = None,
                 cfg: AdvisorConfig | None = None, progress: Progress | None = None,
-                sample_ms: int = 0, warm: int = 0) -> tuple[Report, AdvisorTally, Simulation]:
+                sample_ms: int = 0, warm: int = 0,
+                precision: bool = False) -> tuple[Report, AdvisorTally, Simulation]:
     """Run ``wl`` with the advisor beside the scheduler: the report, what the advisor
     did, and the simulation (for its timeline).
 
@@ -96,12 +124,13 @@ def run_sidecar(wl: Workload, scheduler: str | Scheduler | None = None,
         if given and Path(given).is_file():
             shutil.copyfile(given, checkpoint)
         for i in range(warm):
-            _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/warm{i}", str(checkpoint)),
-                     None, sample_ms)
+            _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/warm{i}", str(checkpoint),
+                                                   precision), None, sample_ms)
         # the daemon checkpoints its model every cycle; with nothing to start from and
         # no run after this one, that is only cost (16 % of the first 400 SWIM jobs)
         carried = checkpoint.is_file() or warm > 0
-        return _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/run", str(checkpoint)),
+        return _one_run(wl, scheduler, sidecar_config(cfg, f"{scratch}/run", str(checkpoint),
+                                                      precision),
                         progress, sample_ms, persist=carried)
 
 
@@ -110,10 +139,17 @@ def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfi
              ) -> tuple[Report, AdvisorTally, Simulation]:
     """One measured (or warm-up) run; ``persist`` False: the classifier starts empty
     and keeps no checkpoint (nothing to start from, no run after this one)."""
-    sim = Simulation(wl, scheduler=scheduler, mode="sidecar", sample_ms=sample_ms)
+    mode = "plugin" if conf.precision.enabled else "sidecar"
+    sim = Simulation(wl, scheduler=scheduler, mode=mode, sample_ms=sample_ms)
     levers = SimLevers(sim, conf.actuator.overcommit_timeout_ms)
     advisor = build_advisor(conf, SimSensor(sim), Writer(levers), persist=persist,
                             snapshot_clock=True)
+    plugin = None
+    if advisor.actuator.publisher is not None:
+        plugin = SimPlugin(sim)
+        advisor.actuator.publisher.sinks.append(plugin)
+        if isinstance(sim.scheduler, CapacityScheduler):
+            sim.scheduler.plugin = plugin
     tally = AdvisorTally()
     interval_ms = max(1000, int(conf.sense.interval_s * 1000))
 
@@ -124,6 +160,9 @@ def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfi
     report = sim.run(progress=progress)
     tally.blocked = {b.value: n for b, n in advisor.actuator.blocked.items()}
     tally.sent = levers.sent
+    if plugin is not None:
+        tally.plugin = {"published": plugin.published, "tables": plugin.polls_applied,
+                        "vetoes": dict(sorted(plugin.vetoes.items()))}
     return report, tally, sim
 
 

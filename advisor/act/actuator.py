@@ -48,8 +48,10 @@ from yarn_advisor.advisor.act.journal import Action, Entry, Journal, Phase, new_
 from yarn_advisor.advisor.act.levers import unavailable
 from yarn_advisor.advisor.act.memory import GuardMemory, Key
 from yarn_advisor.advisor.act.outcomes import Block, Outcome
+from yarn_advisor.advisor.act.publish import Publisher
 from yarn_advisor.advisor.act.rollback import DONE, inverse
 from yarn_advisor.advisor.act.writer import Veto, Writer, entry_previous, journaled_write
+from yarn_advisor.advisor.model.decision_table import Decisions
 from yarn_advisor.advisor.model.jsonvalue import JsonValue
 from yarn_advisor.advisor.model.kinds import Kind, Target
 from yarn_advisor.advisor.model.payloads import (
@@ -119,6 +121,7 @@ class Actuator:
     # frozen past its session timeout may still believe it leads)
     confirm_write: Callable[[], bool] = _always
     halted: bool = False  # the run-time kill switch (SIGUSR1 / SIGUSR2)
+    publisher: Publisher | None = None  # precision mode: the decision table (act/publish.py)
     totals: Counter[ActionKey] = field(default_factory=Counter)
     blocked: Counter[Block] = field(default_factory=Counter)
     memory: GuardMemory = field(default_factory=GuardMemory)
@@ -145,8 +148,10 @@ class Actuator:
             return False
         return self.policy_dry_run.get(policy) is not True
 
-    def act(self, recs: Sequence[Recommendation], snapshot: Snapshot) -> Counter[ActionKey]:
-        """The daemon's act step: counts by (kind, policy, outcome)."""
+    def act(self, recs: Sequence[Recommendation], snapshot: Snapshot,
+            table: Decisions | None = None) -> Counter[ActionKey]:
+        """The daemon's act step: counts by (kind, policy, outcome); the decision
+        table, when precision mode is on, published under the cycle's guardrails."""
         now = snapshot.taken_at / 1000 if self.snapshot_clock else self.clock()
         entries, self._offset = self.journal.read(self._offset)
         for e in entries:  # rollbacks journaled by another process
@@ -165,6 +170,10 @@ class Actuator:
                 summary=f"{n} more {kind.value} recommendation(s) of {policy} blocked by "
                         f"{reason} this cycle (not journaled one by one)"))
         self.totals.update(counts)
+        if self.publisher is not None and table is not None:
+            self.publisher.cycle(table, snapshot.taken_at, cycle.block,
+                                 not self.global_dry_run and self.writer is not None,
+                                 self.confirm_write)
         return counts
 
     # --- one recommendation ---------------------------------------------------

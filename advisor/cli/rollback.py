@@ -19,6 +19,11 @@ It reads every journal of ``state_dir`` merged in time order (with ``ha`` each
 advisor has its own, ``journal.<advisor id>.jsonl``: after a failover the
 actions of both are undone from either host) and journals its own steps in
 this advisor's journal (:mod:`.ha_journal`).
+
+Precision mode: unless ``--dry-run``, it also withdraws the decision table
+(every advisor's table journal gets a ``rollback`` record, the table file is
+deleted): the running advisor stops publishing for ``actuator.rollback_hold_s``
+and the RM plug-in falls back to YARN's default at its next poll.
 """
 
 from __future__ import annotations
@@ -30,10 +35,16 @@ import re
 import sys
 import time
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 
-from yarn_advisor.advisor.act.actuator import Actuator
+from yarn_advisor.advisor.act.actuator import Actuator, journal_path
 from yarn_advisor.advisor.act.outcomes import Outcome
+from yarn_advisor.advisor.act.publish import (
+    TableJournal,
+    tables_journal_path,
+    withdraw_for_rollback,
+)
 from yarn_advisor.advisor.act.rollback import DONE, select
 from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.settings import load_config
@@ -107,11 +118,12 @@ def cmd_rollback(args: argparse.Namespace) -> int:
     levers = RMLevers(RMClient(http_client(cfg), cfg.rm.urls), cfg.actuator.overcommit_timeout_ms)
     actuator = Actuator(cfg.actuator, journal, Writer(levers), global_dry_run=False)
     steps = actuator.rollback(actions, dry_run=args.dry_run)
+    withdrawn = [] if args.dry_run else withdraw_tables(cfg)
     ok = not journal.unreadable and all(
         s.outcome in (*DONE, Outcome.DRY_RUN, Outcome.IRREVERSIBLE) for s in steps)
     if args.json:
         print(json.dumps({"journal": str(journal.path), "read": [str(p) for p in journal.paths],
-                          "ok": ok,
+                          "ok": ok, "tables_withdrawn": [str(p) for p in withdrawn],
                           "steps": [s.to_json() for s in steps]}, sort_keys=True, default=str))
     else:
         for s in steps:
@@ -120,12 +132,28 @@ def cmd_rollback(args: argparse.Namespace) -> int:
                   + (f": {s.error}" if s.error else ""))
         print(f"{len(actions)} action(s), {len(steps)} step(s); "
               + ("all restored" if ok else "NOT all restored"))
+        if withdrawn:
+            print(f"decision table withdrawn for {cfg.actuator.rollback_hold_s:g} s "
+                  f"({len(withdrawn)} table journal(s))")
     return 0 if ok else 1
 
 
 def _kill_switch(cfg: AdvisorConfig) -> bool:
     a = cfg.actuator
     return a.kill_switch or bool(a.kill_switch_file and os.path.exists(a.kill_switch_file))
+
+
+def withdraw_tables(cfg: AdvisorConfig) -> list[Path]:
+    """Withdraw precision mode's table: a ``rollback`` record in every advisor's table
+    journal beside the action journal, and the table file deleted. Returns the journals."""
+    base = tables_journal_path(journal_path(cfg))
+    found = sorted({base, *base.parent.glob("*.tables.jsonl")} if base.parent.is_dir()
+                   else {base})
+    found = [p for p in found if p.exists()] or ([base] if cfg.precision.enabled else [])
+    table_file = Path(cfg.precision.table_file) if cfg.precision.table_file else None
+    for path in found:
+        withdraw_for_rollback(TableJournal(path), cfg.actuator.rollback_hold_s, table_file)
+    return found
 
 
 def _j(value: object) -> str:

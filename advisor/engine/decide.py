@@ -44,6 +44,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
+from yarn_advisor.advisor.engine.table import plan_table
+from yarn_advisor.advisor.model.decision_table import Decisions
 from yarn_advisor.advisor.model.gcpause import paused_gc
 from yarn_advisor.advisor.model.jsonvalue import JsonDict
 from yarn_advisor.advisor.model.kinds import Kind
@@ -77,11 +79,14 @@ class EngineConfig:
 
     sections: Mapping[str, PolicySection] = field(default_factory=dict)
     precedence: tuple[str, ...] = tuple(POLICIES)
+    decisions: frozenset[str] = frozenset()  # precision mode's decision kinds (none: off)
 
     @classmethod
     def from_config(cls, cfg: AdvisorConfig) -> EngineConfig:
-        """The validated ``policies`` sections of ``cfg``."""
-        return cls(cfg.policies.sections())
+        """The validated ``policies`` sections of ``cfg`` (and its precision mode)."""
+        p = cfg.precision
+        return cls(cfg.policies.sections(),
+                   decisions=frozenset(p.decisions) if p.enabled else frozenset())
 
     @classmethod
     def from_policies(cls, raw: Mapping[str, object] | None,
@@ -126,6 +131,7 @@ class Decision:
     predictions: Predictions | None
     policy_seconds: Mapping[str, float]  # in run order (``classifier`` first)
     errors: tuple[PolicyError, ...]
+    table: Decisions = field(default_factory=Decisions)  # precision mode (engine/table.py)
 
 
 def run_order(config: EngineConfig, registry: Mapping[str, AnyPolicy] = POLICIES) -> list[str]:
@@ -180,6 +186,7 @@ def _decide(snapshot: Snapshot, state: AdvisorState, config: EngineConfig,
     reads = Reads(predictions, shared)
     next_states = dict(state.policies)
     produced: list[Recommendation] = []
+    results: dict[str, PolicyResult[object]] = {}
     for name in run_order(config, registry):
         section = config.section(name)
         if not section.enabled:
@@ -193,8 +200,16 @@ def _decide(snapshot: Snapshot, state: AdvisorState, config: EngineConfig,
             errors.append(PolicyError(name, type(exc).__name__, str(exc)))
         else:
             next_states[name] = result.next_state
+            results[name] = result
         timing[name] = timer() - t0
-    return Decision(resolve_conflicts(produced), next_states, predictions, timing, tuple(errors))
+    t0 = timer()
+    table, failed = plan_table(snapshot, results, reads, config.sections,
+                               run_order(config, registry), registry, config.decisions)
+    errors += [PolicyError(n, type(e).__name__, f"decision table: {e}") for n, e in failed]
+    if config.decisions:
+        timing["decision_table"] = timer() - t0
+    return Decision(resolve_conflicts(produced), next_states, predictions, timing, tuple(errors),
+                    table)
 
 
 # plain strings: hashing a Kind (an Enum) runs Python code, its str value does not

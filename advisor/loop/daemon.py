@@ -79,7 +79,8 @@ class Advisor:
                 self.ha.before_cycle(self)
             snapshot = report.timed("sense", self.sensor.sense, now_ms or self.clock_ms())
             decision = report.timed("decide", decide, snapshot, self.state, self.engine)
-            actions = report.timed("act", self.actuator.act, decision.recommendations, snapshot)
+            actions = report.timed("act", self.actuator.act, decision.recommendations, snapshot,
+                                   decision.table)
             if self.ha is not None:
                 self.ha.after_act(self)
             self.state = report.timed("learn", self.learn, snapshot, decision)
@@ -117,6 +118,8 @@ class Advisor:
             started = time.monotonic()
             self.run_once()
             self._stop.wait(max(0.0, interval_s - (time.monotonic() - started)))
+        if self.actuator.publisher is not None:  # precision mode: the RM back to its default
+            self.actuator.publisher.stop()
         log.info("stopped after %d cycles", self.cycle)
 
     def stop(self) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from yarn_advisor.advisor.act.actuator import build_actuator
+from yarn_advisor.advisor.act.publish import build_publisher
 from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.classify import TaskClassifier
 from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, initial_states
@@ -77,6 +78,7 @@ def build_advisor(cfg: AdvisorConfig, sensor: Sensor, writer: Writer | None = No
     (replays and the simulator), so guardrail windows follow its clock.
     """
     actuator = build_actuator(cfg, writer, snapshot_clock)
+    actuator.publisher = build_publisher(cfg, actuator.journal.path)
     classifier = build_classifier(cfg, persist)
     return Advisor(sensor, EngineConfig.from_config(cfg), actuator, classifier,
                    AdvisorState(initial_states(), classifier))

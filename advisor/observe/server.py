@@ -1,11 +1,14 @@
-"""The advisor's HTTP endpoints: /metrics, /healthz, /livez and /recommendations.
+"""The advisor's HTTP endpoints: /metrics, /healthz, /livez, /recommendations, /decision-table.
 
 A small threaded ``http.server`` (no framework): Prometheus text from the
 advisor's private registry; ``/healthz`` (readiness) turns 503 when the latest
 cycle was skipped or is older than three intervals; ``/livez`` (liveness) turns
 503 only when the loop itself has stalled (no cycle started for ``LIVE_AFTER``
 intervals, at least ``LIVE_MIN_S`` seconds), so an RM outage makes the advisor
-unready but never gets it restarted; the latest recommendations as JSON.
+unready but never gets it restarted; the latest recommendations as JSON;
+precision mode's decision table for the RM plug-in's poller
+(docs/decision-table.md: 200 with an ``ETag`` of its seq, 304 for a matching
+``If-None-Match``, 404 with the reason when there is none to apply).
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from typing import Any
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from prometheus_client.registry import CollectorRegistry
 
+from yarn_advisor.advisor.act.publish import latest
 from yarn_advisor.advisor.ha.status import ALONE, HaCollector
 from yarn_advisor.advisor.loop.daemon import Advisor
 from yarn_advisor.advisor.observe.metrics import AdvisorCollector, BuildInfo
@@ -97,6 +101,22 @@ class AdvisorServer:
         return {"cycle": latest.number, "taken_at": taken,
                 "recommendations": [r.to_dict() for r in latest.recommendations]}
 
+    def decision_table(self, etag: str | None) -> tuple[int, bytes, dict[str, str]]:
+        """(status, JSON body, headers) of ``/decision-table``."""
+        sink = latest(self.advisor.actuator.publisher)
+        if sink is None:
+            table, reason = None, "disabled"
+        else:
+            table, reason = sink.current(int(time.time() * 1000))
+        if table is None:
+            body = {"error": "no decision table to apply: the plug-in does what YARN does",
+                    "reason": reason}
+            return 404, json.dumps(body, sort_keys=True).encode() + b"\n", {}
+        tag = f'"{table.leader}-{table.seq}"'
+        if etag is not None and etag.strip() == tag:
+            return 304, b"", {"ETag": tag}
+        return 200, table.dumps().encode(), {"ETag": tag}
+
     def _handler(self) -> type[BaseHTTPRequestHandler]:
         server = self
 
@@ -113,19 +133,26 @@ class AdvisorServer:
                     self._json(status, body)
                 elif path == "/recommendations":
                     self._json(200, server.recommendations())
+                elif path == "/decision-table":
+                    status, data, headers = server.decision_table(
+                        self.headers.get("If-None-Match"))
+                    self._send(status, "application/json", data, headers)
                 else:
                     self._json(404, {"error": f"no such path {path}",
                                      "paths": ["/metrics", "/healthz", "/livez",
-                                                "/recommendations"]})
+                                                "/recommendations", "/decision-table"]})
 
             def _json(self, status: int, body: Any) -> None:
                 self._send(status, "application/json",
                            json.dumps(body, sort_keys=True).encode() + b"\n")
 
-            def _send(self, status: int, ctype: str, data: bytes) -> None:
+            def _send(self, status: int, ctype: str, data: bytes,
+                      headers: dict[str, str] | None = None) -> None:
                 self.send_response(status)
                 self.send_header("Content-Type", ctype)
                 self.send_header("Content-Length", str(len(data)))
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
                 self.end_headers()
                 self.wfile.write(data)
 

@@ -18,6 +18,10 @@ Ported from hadoop-yarn-server-resourcemanager 3.4.2
   #nodes, 1) (``canAssign``, ``getLocalityWaitFactor``);
 - a host the app's AM blacklisted is skipped (``checkIfNodeBlackListed``),
   without counting a scheduling opportunity;
+- with an app placement allocator plugged in (precision mode's ``precheck``),
+  a key it refuses on this node is skipped first (``precheckNode`` in
+  ``preCheckForNodeCandidateSet``: ``PRIORITY_SKIPPED``, before the headroom
+  check, without counting a scheduling opportunity);
 - an ask that fits the node's total but not its free room reserves the node
   (``shouldAllocOrReserveNewContainer``: while pending > reserved; the
   starvation term of re-reservations is left out); one that does not fit the
@@ -29,7 +33,7 @@ The outcome tells the leaf queue what to do next, as ``CSAssignment`` does.
 from __future__ import annotations
 
 from enum import Enum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from yarn_advisor.simulator.apps import NODE_LOCAL, OFF_SWITCH, RACK_LOCAL, Ask, SimApp
 
@@ -44,6 +48,12 @@ class Outcome(Enum):
     APP_SKIPPED = "app_skipped"  # try the next app (locality delay, no fit)
     QUEUE_LIMIT = "queue_limit"  # the queue's headroom is exhausted
     PRIORITY_SKIPPED = "priority_skipped"
+
+
+class Precheck(Protocol):
+    """``AppPlacementAllocator.precheckNode`` of a plugged-in allocator."""
+
+    def precheck(self, app: SimApp, priority: int, node: SimNode) -> bool: ...
 
 
 class Locality:
@@ -63,11 +73,14 @@ def partition_ok(app_label: str, node: SimNode) -> bool:
 
 
 def try_app_on_node(rm: RMCore, app: SimApp, node: SimNode, app_label: str,
-                    headroom: tuple[int, int] | None, loc: Locality) -> Outcome:
+                    headroom: tuple[int, int] | None, loc: Locality,
+                    plugin: Precheck | None = None) -> Outcome:
     """``RegularContainerAllocator.assignContainers`` for one node."""
     if not partition_ok(app_label, node):
         return Outcome.APP_SKIPPED
     for priority in app.pending_priorities():
+        if plugin is not None and not plugin.precheck(app, priority, node):
+            continue
         ask = app.asks[priority]
         if headroom is not None and not rm.calc.fits(ask.mem, ask.vc, headroom[0], headroom[1]):
             return Outcome.QUEUE_LIMIT

@@ -23,7 +23,10 @@ What is kept, with the classes it follows:
   first app of a queue is always activated;
 - node labels as exclusive partitions: a node with a label serves only apps
   whose label expression names it, in queues that may access it;
-- ``yarn.cluster.max-application-priority`` caps app priorities.
+- ``yarn.cluster.max-application-priority`` caps app priorities;
+- precision mode's plug-in (``plugin``, :mod:`yarn_advisor.simulator.plugin`):
+  its allocator's ``precheckNode`` at each (app, priority, node) attempt and
+  its ``OrderingPolicy`` in every leaf queue.
 
 Not modelled: hierarchies deeper than root.leaf, preemption, the starvation
 term of re-reservation, non-exclusive labels, absolute-resource capacities.
@@ -32,13 +35,14 @@ term of re-reservation, non-exclusive labels, absolute-resource capacities.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from yarn_advisor.simulator.apps import OFF_SWITCH, SimApp, SimContainer
 from yarn_advisor.simulator.cluster import SimNode
 from yarn_advisor.simulator.schedulers.allocator import (
     Locality,
     Outcome,
+    Precheck,
     fulfil_reservation,
     try_app_on_node,
 )
@@ -70,10 +74,14 @@ class LeafQueue:
         self.user_am_used: dict[tuple[str, str], list[int]] = {}
         self.containers = 0
 
-    def ordered(self) -> list[SimApp]:
-        """``FifoOrderingPolicy``: higher application priority first, then submission."""
+    def ordered(self, plugin: Plugin | None = None) -> list[SimApp]:
+        """``FifoOrderingPolicy``: higher application priority first, then submission;
+        with the plug-in's ordering policy, its rank first."""
         if self.dirty:
-            self.active.sort(key=lambda a: (-a.priority, a.seq))
+            if plugin is None:
+                self.active.sort(key=lambda a: (-a.priority, a.seq))
+            else:
+                self.active.sort(key=lambda a: (plugin.rank(a), -a.priority, a.seq))
             self.dirty = False
         return self.active
 
@@ -84,10 +92,22 @@ class LeafQueue:
         return v
 
 
+class Plugin(Precheck, Protocol):
+    """Precision mode's plug-in as the scheduler calls it (simulator/plugin.py)."""
+
+    def rank(self, app: SimApp) -> tuple[int, int]: ...
+
+    def allocated(self, app: SimApp, priority: int) -> None: ...
+
+    def order_version(self) -> object: ...
+
+
 class CapacityScheduler:
     """The CapacityScheduler over :class:`~yarn_advisor.simulator.rm.RMCore`."""
 
     type_name = "capacityScheduler"
+    plugin: Plugin | None = None  # precision mode: the RM plug-in (simulator/plugin.py)
+    _order_seen: object = None
 
     def __init__(self, spec: SchedulerSpec) -> None:
         self._map = initial_map(spec)
@@ -197,6 +217,11 @@ class CapacityScheduler:
 
     def _assign_once(self, node: SimNode) -> Outcome | None:
         rm = self.rm
+        plugin = self.plugin
+        if plugin is not None and plugin.order_version() != self._order_seen:
+            self._order_seen = plugin.order_version()
+            for leaf in self.leaves.values():
+                leaf.dirty = True
         label = node.label
         tm, tv = rm.partition_total(label)
         order = []
@@ -218,12 +243,12 @@ class CapacityScheduler:
             if not rm.calc.greater(lim_mem, lim_vc, used[0], used[1], tm, tv):
                 continue  # used >= maximum capacity
             headroom = (int(lim_mem) - used[0], int(lim_vc) - used[1])
-            for app in leaf.ordered():
+            for app in leaf.ordered(plugin):
                 if not app.pending_total or app.label != label:
                     continue
                 if not self._user_ok(leaf, app, label, tm, tv):
                     continue
-                out = try_app_on_node(rm, app, node, label, headroom, self.loc)
+                out = try_app_on_node(rm, app, node, label, headroom, self.loc, plugin)
                 if out is Outcome.ALLOCATED or out is Outcome.RESERVED:
                     return out
                 if out is Outcome.QUEUE_LIMIT:
@@ -269,6 +294,8 @@ class CapacityScheduler:
     # --- accounting -----------------------------------------------------------------
     def on_allocate(self, c: SimContainer) -> None:
         self._account(c, +1)
+        if self.plugin is not None:
+            self.plugin.allocated(c.app, c.priority)
 
     def on_release(self, c: SimContainer) -> None:
         self._account(c, -1)

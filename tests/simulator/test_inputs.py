@@ -111,23 +111,25 @@ def test_the_cli_json_line_and_png(tmp_path: Path, capsys: pytest.CaptureFixture
     assert main(["simulate", "--workload", str(good), "--json", "--mode", "all",
                  "--scheduler", "fair", "--paper", "haste", "--png", str(png)]) == 0
     out, _err = capsys.readouterr()
-    base, side, inrm = (json.loads(line) for line in out.splitlines())
-    for report in (base, side, inrm):
+    base, side, plug, inrm = (json.loads(line) for line in out.splitlines())
+    for report in (base, side, plug, inrm):
         for key in ("mode", "makespan_s", "mean_jct_s", "p95_jct_s", "utilization",
                     "locality_rate", "kills", "wasted_container_s"):
             assert key in report
         assert set(report["utilization"]) == {"memory", "vcores"}
     assert base["scheduler"] == side["scheduler"] == "fairScheduler"
-    assert (base["mode"], side["mode"], inrm["mode"]) == ("baseline", "sidecar", "in-rm")
+    assert (base["mode"], side["mode"], plug["mode"], inrm["mode"]) == (
+        "baseline", "sidecar", "plugin", "in-rm")
     assert "advisor" not in base and side["advisor"]["cycles"] > 0
-    assert set(side["recovered"]) == {"makespan", "mean_jct"}
+    assert "plugin" not in side["advisor"] and plug["advisor"]["plugin"]["published"] > 0
+    assert set(side["recovered"]) == set(plug["recovered"]) == {"makespan", "mean_jct"}
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["simulate", "--workload", str(good), "--mode", "in-rm"]) == 2
     capsys.readouterr()
-    # without a paper (a trace, or a workload of one's own) all = baseline and sidecar
+    # without a paper (a trace, or a workload of one's own) all = baseline, sidecar, plugin
     assert main(["simulate", "--workload", str(good), "--json", "--mode", "all"]) == 0
     modes = [json.loads(line)["mode"] for line in capsys.readouterr().out.splitlines()]
-    assert modes == ["baseline", "sidecar"]
+    assert modes == ["baseline", "sidecar", "plugin"]
 
 
 # --- SWIM ---------------------------------------------------------------------------

@@ -120,6 +120,7 @@ def test_verdicts_and_row_shares() -> None:
     assert pt.unless_failed(-40.0, failing, ok) is None
 
 
+@pytest.mark.slow  # 10 simulator runs (the FairScheduler workloads get a @capacity twin)
 def test_paper_tables_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
     pt = paper_tables
     assert pt.main(["--papers", "anacrac", "--json"]) == 0
@@ -134,10 +135,17 @@ def test_paper_tables_json_schema(capsys: pytest.CaptureFixture[str]) -> None:
         assert row["paper"] == "ANACRAC"
     failed = next(r for r in rows if r["metric"].startswith("failed jobs"))
     assert failed["in_rm"] < 0 and failed["verdict"] == "reproduced"
-    assert {s["workload"] for s in out["shares"]} == {"anacrac_table5", "anacrac_table6"}
+    assert {"plugin", "recovered_plugin"} <= set(failed)
+    assert {s["workload"] for s in out["shares"]} == {
+        "anacrac_table5", "anacrac_table6", "anacrac_table5@capacity", "anacrac_table6@capacity"}
     table6 = next(s for s in out["shares"] if s["workload"] == "anacrac_table6")
     heads = {h["metric"]: h for h in table6["headline"]}
     assert set(heads) == {"makespan_s", "jobs_failed"}
     assert heads["jobs_failed"]["in_rm"] == heads["jobs_failed"]["baseline"] + failed["in_rm"]
     assert heads["makespan_s"]["baseline"] == table6["makespan_s"]["baseline"]
+    # the FairScheduler never asks the plug-in: there the plugin mode is the sidecar
+    assert heads["jobs_failed"]["plugin"] == heads["jobs_failed"]["sidecar"]
+    twin = next(s for s in out["shares"] if s["workload"] == "anacrac_table6@capacity")
+    assert twin["scheduler"] == "capacityScheduler"
+    assert set(twin["makespan_s"]) == {"baseline", "sidecar", "plugin", "in_rm"}
     assert pt.main(["--papers", "nope"]) == 2

@@ -50,6 +50,10 @@ class Params(ConfigModel):
     ita_memory_quantum_mb: int = Field(512, ge=1)
     ita_max_cells: int = Field(8192, ge=4)
     ita_max_items: int = Field(64, ge=1)
+    # precision mode (haste.fitness): a task request skips a node whose unallocated
+    # resource it aligns with less than this (cosine, 1 = same shape), for at most one
+    # attempt per RUNNING node in a row
+    plugin_min_alignment: float = Field(0.9, gt=0, le=1)
 
     @field_validator("beta")
     @classmethod

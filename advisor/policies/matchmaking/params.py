@@ -18,6 +18,9 @@ class Params(ConfigModel):
     hysteresis: float = Field(0.1, ge=0, lt=1)
     current_node_locality_delay: int | None = Field(None, ge=-1)
     top_apps: int = Field(10, ge=0)
+    # precision mode (matchmaking.local_only): also admit non-local maps on the nodes the
+    # last cycle marked (measured worse than the skip count alone: the marks are a cycle old)
+    plugin_markers: bool = False
 
     @field_validator("max_delay")
     @classmethod
