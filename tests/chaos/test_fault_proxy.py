@@ -34,7 +34,7 @@ from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.loop import daemon
 from yarn_advisor.advisor.loop.daemon import Advisor
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.chaos, pytest.mark.cluster]
 
 
 @pytest.fixture(autouse=True)

@@ -31,7 +31,7 @@ from yarnmini import MiniCluster
 from yarn_advisor.advisor.act.rollback import select
 from yarn_advisor.advisor.loop import daemon
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.chaos, pytest.mark.cluster]
 
 
 @pytest.fixture(scope="module")

@@ -28,7 +28,7 @@ from yarnmini import MiniCluster
 from yarn_advisor.advisor.act.journal import Journal, Phase
 from yarn_advisor.advisor.cli.main import main as cli
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.chaos, pytest.mark.cluster]
 HERE = Path(__file__).resolve().parent
 ROUNDS = 6
 

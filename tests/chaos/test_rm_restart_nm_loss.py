@@ -32,7 +32,7 @@ from yarn_advisor.advisor.act.journal import Phase
 from yarn_advisor.advisor.loop import daemon
 from yarn_advisor.advisor.model.kinds import Target
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.chaos, pytest.mark.cluster]
 NODES = 2
 
 

@@ -74,6 +74,7 @@ def _own(app_id: str) -> str:
     return f"{JOB_LEVEL}=" + app_id.replace("application_", "job_") + "|MAP"
 
 
+@pytest.mark.slow  # a user's teaching jobs, then new ones, on the real cluster: minutes
 def test_a_users_short_jobs_make_a_new_name_short(mini_cluster: MiniCluster) -> None:
     tag = uuid.uuid4().hex[:6]
     user, stranger = f"alice-{tag}", f"bob-{tag}"

@@ -16,11 +16,6 @@ from yarn_advisor.connectors.errors import StandbyError
 pytestmark = pytest.mark.cluster
 
 
-@pytest.fixture(scope="module")
-def standby_url(mini_cluster: MiniCluster) -> str:
-    return mini_cluster.start_standby_rm()
-
-
 def dead_url() -> str:
     s = socket.socket()
     s.bind(("127.0.0.1", 0))

@@ -144,6 +144,7 @@ def test_pending_requests_show_what_was_asked(mini_cluster: MiniCluster) -> None
         big.proc.kill()
 
 
+@pytest.mark.slow  # a MapReduce job followed to its end in the JobHistoryServer: minutes
 def test_running_and_finished_tasks(mini_cluster: MiniCluster) -> None:
     job = mini_cluster.sleep_job(queue="etl", maps=2, reduces=1, map_ms=6000, reduce_ms=3000,
                                  map_mb=512, reduce_mb=512)

@@ -115,11 +115,9 @@ def test_live_learning_and_rumen_evaluation_agree(mini_cluster: MiniCluster,
 
 
 @pytest.mark.parametrize("name", ["distcache_case5_trace", "trace_7m"])
-def test_an_anonymized_trace_evaluates_as_the_original(hadoop_jars: str, shared_data: Path,
+def test_an_anonymized_trace_evaluates_as_the_original(hadoop_jars: str, fixture_data: Path,
                                                        tmp_path: Path, name: str) -> None:
-    original = shared_data / f"hadoop-gridmix-system-traces/{name}.json.gz"
-    if not original.exists():
-        pytest.skip(f"{original} not present")
+    original = fixture_data / f"hadoop-gridmix-system-traces/{name}.json.gz"
     anonymized = rumen_anonymize(original, tmp_path / "anonymized.json")
     names = {j.name for j in RumenTrace(anonymized)}
     assert names and all(n.startswith("job") for n in names)  # really anonymized

@@ -156,11 +156,6 @@ def leave_the_cluster_as_found(mini_cluster: MiniCluster) -> Iterator[None]:
 
 
 @pytest.fixture(scope="module")
-def standby_url(mini_cluster: MiniCluster) -> str:
-    return mini_cluster.start_standby_rm()
-
-
-@pytest.fixture(scope="module")
 def acl_cluster() -> Iterator[MiniCluster]:
     """A second real RM (one small node) with ACLs on, where only 'boss' is admin."""
     cluster = MiniCluster(Path(tempfile.mkdtemp(prefix="yarn-mini-acl-")),

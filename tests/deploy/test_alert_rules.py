@@ -8,10 +8,13 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from conftest import CHART, JOB, RunningAdvisor, tool
 from promserver import PrometheusServer
 from test_dashboards_prometheus import EARLY_CYCLES, wait_cycles
+
+pytestmark = pytest.mark.deploy
 
 RULE_FILES = sorted((CHART / "rules").glob("*.yaml"))
 UNIT_TESTS = Path(__file__).with_name("rules_test.yaml")

@@ -19,7 +19,7 @@ from promserver import PrometheusServer
 from test_dashboards_prometheus import EARLY_GAPS, PENDING, cycles, evaluate
 from yarnmini import MiniCluster
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.deploy, pytest.mark.cluster]
 ASSERTED = ("yarn-advisor-cluster.json", "yarn-advisor-health.json")
 LIVE_CYCLES = 6
 TIMEOUT_S = 180.0
@@ -60,7 +60,7 @@ def test_health_and_cluster_dashboards_return_data_from_the_live_advisor(
         assert advisor.proc.poll() is None, advisor.log_text()[-3000:]
         assert time.monotonic() < deadline, advisor.log_text()[-3000:]
         time.sleep(0.5)
-    results = evaluate(prom, advisor, ranged=True)
+    results = evaluate(prom, advisor.started_at, ranged=True)
     failures, seen = [], []
     for name, (queries, ev) in sorted(results.items()):
         for pq in queries:

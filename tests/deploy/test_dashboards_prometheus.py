@@ -28,6 +28,8 @@ import pytest
 from conftest import CHART, JOB, SCRAPE_S, RunningAdvisor
 from promserver import PrometheusServer, PromQLError
 
+pytestmark = pytest.mark.deploy
+
 DASHBOARDS = sorted((CHART / "dashboards").glob("*.json"))
 TOTAL_CYCLES = 45  # examples/recordings/short-stream/recording.json
 EARLY_CYCLES = 11  # what a minute of the default replay pace (about 5 s a cycle) makes
@@ -105,13 +107,13 @@ def fill(expr: str, values: dict[str, str]) -> str:
     return expr
 
 
-def evaluate(prom: PrometheusServer, advisor: RunningAdvisor, ranged: bool,
+def evaluate(prom: PrometheusServer, started_at: float, ranged: bool,
              at: float | None = None) -> dict[str, tuple[list[PanelQuery], Evaluation]]:
     """Every panel query at time ``at`` (default now); with ``ranged`` also as a range
-    query from the advisor's start to ``at``."""
+    query from the advisor's start (``started_at``) to ``at``."""
     now = time.time() if at is None else at
     builtins = {"__rate_interval": f"{int(4 * SCRAPE_S)}s", "__interval": f"{int(SCRAPE_S)}s",
-                "__range": f"{int(now - advisor.started_at) + 1}s"}
+                "__range": f"{int(now - started_at) + 1}s"}
     out: dict[str, tuple[list[PanelQuery], Evaluation]] = {}
     for path in DASHBOARDS:
         board = board_json(path)
@@ -126,7 +128,7 @@ def evaluate(prom: PrometheusServer, advisor: RunningAdvisor, ranged: bool,
                 ev.instant[pq.expr] = len(prom.query(pq.expr, at=now))
                 if ranged:
                     ev.ranged[pq.expr] = len(prom.query_range(
-                        pq.expr, advisor.started_at, now, step_s=SCRAPE_S))
+                        pq.expr, started_at, now, step_s=SCRAPE_S))
             except PromQLError as exc:
                 ev.errors[pq.expr] = str(exc)
         out[path.name] = (queries, ev)
@@ -161,9 +163,9 @@ def results(replay_prometheus: PrometheusServer, replay_advisor: RunningAdvisor
     run (from Prometheus's history) when the advisor had made EARLY_CYCLES cycles."""
     wait_cycles(replay_prometheus, replay_advisor, TOTAL_CYCLES)
     time.sleep(3 * SCRAPE_S)  # the last cycle's gauges scraped more than once
-    end = evaluate(replay_prometheus, replay_advisor, ranged=True)
+    end = evaluate(replay_prometheus, replay_advisor.started_at, ranged=True)
     at = first_time_at(replay_prometheus, replay_advisor, EARLY_CYCLES) + SCRAPE_S
-    early = evaluate(replay_prometheus, replay_advisor, ranged=False, at=at)
+    early = evaluate(replay_prometheus, replay_advisor.started_at, ranged=False, at=at)
     return {"early": early, "end": end}
 
 

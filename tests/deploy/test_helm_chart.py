@@ -24,6 +24,8 @@ from conftest import CHART, ROOT, tool
 
 from yarn_advisor.advisor.engine.settings import load_config
 
+pytestmark = pytest.mark.deploy
+
 K8S_VERSION = "1.30.0"
 FULL_VALUES = Path(__file__).with_name("values-full.yaml")
 OPERATOR_KINDS = {"ServiceMonitor", "PrometheusRule"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+import pytest
 from conftest import ROOT, tool
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
@@ -14,6 +15,8 @@ from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
 from yarn_advisor.advisor.observe.metrics import AdvisorCollector, BuildInfo
 from yarn_advisor.connectors.replay import open_recording
+
+pytestmark = pytest.mark.deploy
 
 
 def _exposition(recording: Path, config: Path) -> bytes:

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from conftest import ROOT
 
+pytestmark = pytest.mark.deploy
+
 UNIT = ROOT / "examples" / "systemd" / "yarn-advisor.service"
 INSTALLED = "/opt/yarn-advisor/bin/yarn-advisor"
 MAX_EXPOSURE = 2.0  # systemd-analyze security rates up to 2.0 as "OK"

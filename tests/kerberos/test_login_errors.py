@@ -21,6 +21,8 @@ import yaml
 from _advisor import advisor_raw
 from _kdc import Kdc, write_keytab
 
+pytestmark = pytest.mark.kerberos
+
 ADVISOR = Path(sys.executable).with_name("yarn-advisor")
 
 

@@ -28,7 +28,7 @@ from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.connectors.kerberos import SpnegoAuth
 from yarn_advisor.connectors.rm.client import RMClient
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.kerberos, pytest.mark.cluster]
 CYCLE_S = 3.0
 DELAY = "yarn.scheduler.capacity.node-locality-delay"
 
@@ -39,6 +39,7 @@ def delay(cluster: MiniCluster) -> str:
     return str(next(p["value"] for p in props if p["name"] == DELAY))
 
 
+@pytest.mark.slow  # two and a half ticket lifetimes of real time: minutes
 def test_renewal_across_lifetimes_and_a_stale_keytab(kdc: Kdc, kerberized_cluster: MiniCluster,
                                                      tmp_path: Path) -> None:
     keytab = tmp_path / "advisor.keytab"

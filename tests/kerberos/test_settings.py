@@ -14,6 +14,8 @@ from _kdc import write_keytab
 
 from yarn_advisor.connectors.kerberos import keytab_principals
 
+pytestmark = pytest.mark.kerberos
+
 ADVISOR = Path(sys.executable).with_name("yarn-advisor")
 
 

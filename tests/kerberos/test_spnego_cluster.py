@@ -26,7 +26,7 @@ from yarn_advisor.connectors.errors import AuthError
 from yarn_advisor.connectors.http import AuthConfig, HttpClient, RetryPolicy
 from yarn_advisor.connectors.rm.client import RMClient
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.kerberos, pytest.mark.cluster]
 DELAY = "yarn.scheduler.capacity.node-locality-delay"
 
 

@@ -39,8 +39,8 @@ def check_shape(out: dict, reader: str) -> None:
         assert out[cls]["n"] == sum(out["confusion"][cls].values())
 
 
-def test_jhist(capsys: pytest.CaptureFixture[str], shared_data: Path) -> None:
-    code, out, _ = run_json(capsys, "--jhist", str(shared_data / "hadoop-jhist"))
+def test_jhist(capsys: pytest.CaptureFixture[str], fixture_data: Path) -> None:
+    code, out, _ = run_json(capsys, "--jhist", str(fixture_data / "hadoop-jhist"))
     check_shape(out, "jhist")
     assert code == 0 and out["problems"] == []
     # 24 tasks: 5 never launched (aside), 5 failed or killed short (unscored), 14 short
@@ -50,8 +50,8 @@ def test_jhist(capsys: pytest.CaptureFixture[str], shared_data: Path) -> None:
     assert (out["short"]["n"], out["long"]["n"], out["unresolved_tasks"]) == (14, 0, 5)
 
 
-def test_spark_events(capsys: pytest.CaptureFixture[str], shared_data: Path) -> None:
-    logs = shared_data / "spark-eventlogs"
+def test_spark_events(capsys: pytest.CaptureFixture[str], fixture_data: Path) -> None:
+    logs = fixture_data / "spark-eventlogs"
     code, out, _ = run_json(capsys, "--spark-events", *map(str, sorted(logs.iterdir())))
     check_shape(out, "spark")
     assert code == 0 and out["read"]["tasks"] == 36
@@ -78,9 +78,9 @@ def test_tasks_csv(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     assert out["cold_starts"]["short"] < 23
 
 
-def test_damage_is_reported_and_exits_1(capsys: pytest.CaptureFixture[str], shared_data: Path,
+def test_damage_is_reported_and_exits_1(capsys: pytest.CaptureFixture[str], fixture_data: Path,
                                         tmp_path: Path) -> None:
-    for path in (shared_data / "hadoop-jhist").iterdir():
+    for path in (fixture_data / "hadoop-jhist").iterdir():
         shutil.copy(path, tmp_path / path.name)
     victim = sorted(tmp_path.iterdir())[1]
     victim.write_bytes(victim.read_bytes()[:-700])
@@ -91,8 +91,8 @@ def test_damage_is_reported_and_exits_1(capsys: pytest.CaptureFixture[str], shar
 
 
 def test_human_report_names_what_was_read(capsys: pytest.CaptureFixture[str],
-                                          shared_data: Path) -> None:
-    assert main("classify-eval", "--jhist", str(shared_data / "hadoop-jhist")) == 0
+                                          fixture_data: Path) -> None:
+    assert main("classify-eval", "--jhist", str(fixture_data / "hadoop-jhist")) == 0
     last = capsys.readouterr().out.splitlines()[-1]
     assert last == "read (jhist): 6 file(s), 6 job(s), 24 task(s); ignored: never_launched_task 5"
 
@@ -106,10 +106,10 @@ def test_missing_csv_column_exits_2_naming_it(capsys: pytest.CaptureFixture[str]
     assert captured.out == "" and "missing required column(s) memory_mb" in captured.err
 
 
-def test_one_source_exactly(capsys: pytest.CaptureFixture[str], shared_data: Path) -> None:
+def test_one_source_exactly(capsys: pytest.CaptureFixture[str], fixture_data: Path) -> None:
     with pytest.raises(SystemExit) as both:
-        main("classify-eval", "--jhist", str(shared_data / "hadoop-jhist"),
-             "--spark-events", str(shared_data / "spark-eventlogs"))
+        main("classify-eval", "--jhist", str(fixture_data / "hadoop-jhist"),
+             "--spark-events", str(fixture_data / "spark-eventlogs"))
     with pytest.raises(SystemExit) as none:
         main("classify-eval", "--json")
     assert both.value.code == none.value.code == 2
@@ -117,9 +117,9 @@ def test_one_source_exactly(capsys: pytest.CaptureFixture[str], shared_data: Pat
 
 
 def test_rename_jobs_with_every_reader(capsys: pytest.CaptureFixture[str],
-                                       shared_data: Path) -> None:
-    for source in (["--jhist", str(shared_data / "hadoop-jhist")],
-                   ["--spark-events", str(shared_data / "spark-eventlogs")]):
+                                       fixture_data: Path) -> None:
+    for source in (["--jhist", str(fixture_data / "hadoop-jhist")],
+                   ["--spark-events", str(fixture_data / "spark-eventlogs")]):
         _, plain, _ = run_json(capsys, *source)
         code, renamed, _ = run_json(capsys, *source, "--rename-jobs", "anon")
         assert code == 0 and renamed["renamed_to"] == "anon" and plain["renamed_to"] is None

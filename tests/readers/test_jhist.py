@@ -1,4 +1,4 @@
-"""The JobHistory reader on every real ``.jhist`` of the shared data, and on broken copies."""
+"""The JobHistory reader on every real ``.jhist`` of tests/fixtures, and on broken copies."""
 
 from __future__ import annotations
 

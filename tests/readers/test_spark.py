@@ -1,4 +1,4 @@
-"""The Spark event-log reader on every real log of the shared data, and on broken copies."""
+"""The Spark event-log reader on every real log of tests/fixtures, and on broken copies."""
 
 from __future__ import annotations
 

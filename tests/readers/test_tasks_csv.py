@@ -1,6 +1,6 @@
 """The task CSV: its documented header, extra columns, a missing column, bad rows.
 
-The rows are real: the tasks of Rumen traces of the shared data, written as
+The rows are real: the tasks of Rumen traces (tests/fixtures), written as
 the CSV documents them. Evaluated through the CSV they must give exactly the
 figures the Rumen trace gives.
 """
@@ -48,11 +48,8 @@ def write_csv(path: Path, rows: list[dict[str, str]], columns: list[str] | None 
 
 
 @pytest.fixture
-def trace(shared_data: Path, request: pytest.FixtureRequest) -> Path:
-    path = shared_data / "hadoop-gridmix-system-traces" / f"{request.param}.json.gz"
-    if not path.exists():
-        pytest.skip(f"{path} not present")
-    return path
+def trace(fixture_data: Path, request: pytest.FixtureRequest) -> Path:
+    return fixture_data / "hadoop-gridmix-system-traces" / f"{request.param}.json.gz"
 
 
 @pytest.mark.parametrize("trace", TRACES, indirect=True)

@@ -38,7 +38,7 @@ from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.payloads import Priority
 from yarn_advisor.advisor.model.recommendation import Explanation, Recommendation
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.services, pytest.mark.cluster]
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}
 SESSION_S = 2.0
 

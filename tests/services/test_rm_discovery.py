@@ -41,6 +41,7 @@ from yarn_advisor.connectors.rm.active import (
     read_active_rm,
 )
 
+pytestmark = pytest.mark.services
 RECORDED = Path(__file__).resolve().parent / "recorded"
 LIGHT_SENSE = {"mapreduce": {"enabled": False}, "nm_jmx": {"enabled": False}, "rm_jmx": False}
 FELL_BACK = "active RM not found through ZooKeeper"

@@ -27,6 +27,8 @@ from zkserver import Ensemble, ZooKeeperServer, free_port
 from yarn_advisor.connectors.errors import UnavailableError
 from yarn_advisor.connectors.zookeeper.election import ZooKeeperConfig, ZooKeeperHA
 
+pytestmark = pytest.mark.services
+
 T = 3.0  # session timeout (s)
 SLACK = 1.5  # a loaded 2-core machine: scheduling, JVM pauses
 

@@ -21,6 +21,8 @@ from yarn_advisor.connectors.errors import ZooKeeperAuthError
 from yarn_advisor.connectors.zookeeper.election import ZooKeeperConfig, ZooKeeperHA, zk_errors
 from yarn_advisor.connectors.zookeeper.state import StateStore
 
+pytestmark = pytest.mark.services
+
 USER, PASSWORD = "advisor", "s3cret"
 
 

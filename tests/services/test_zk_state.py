@@ -21,6 +21,8 @@ from yarn_advisor.connectors.errors import (
 from yarn_advisor.connectors.zookeeper.election import ZooKeeperConfig, ZooKeeperHA, zk_errors
 from yarn_advisor.connectors.zookeeper.state import StateStore
 
+pytestmark = pytest.mark.services
+
 BASE = "/yarn-advisor/test"
 
 

@@ -133,8 +133,8 @@ def test_the_cli_json_line_and_png(tmp_path: Path, capsys: pytest.CaptureFixture
 
 
 # --- SWIM ---------------------------------------------------------------------------
-def test_swim_tasks_are_derived_as_the_replay_script_does(shared_data: Path) -> None:
-    wl = read_swim(shared_data / "swim" / "FB-2009_samples_24_times_1hr_0_first50jobs.tsv")
+def test_swim_tasks_are_derived_as_the_replay_script_does(fixture_data: Path) -> None:
+    wl = read_swim(fixture_data / "swim" / "FB-2009_samples_24_times_1hr_0_first50jobs.tsv")
     assert len(wl.jobs) == 50 and wl.cluster.node_count == 600
     job0 = wl.jobs[0]
     # job0: 740773 input bytes -> the 64 MB minimum -> 1 map of 2 + 64 / 10 = 8.4 s;
@@ -168,8 +168,8 @@ def test_swim_fb2010_paths_and_cluster_size(tmp_path: Path) -> None:
     assert read_swim(six, TraceOptions(nodes=600)).jobs[1].maps.tasks == 155  # type: ignore[union-attr]
 
 
-def test_swim_bad_lines_and_truncation(tmp_path: Path, shared_data: Path) -> None:
-    text = (shared_data / "swim" / "FB-2009_samples_24_times_1hr_0_first50jobs.tsv").read_text()
+def test_swim_bad_lines_and_truncation(tmp_path: Path, fixture_data: Path) -> None:
+    text = (fixture_data / "swim" / "FB-2009_samples_24_times_1hr_0_first50jobs.tsv").read_text()
     cut = _file(tmp_path, "cut.tsv", text[: len(text) // 2].rsplit("\t", 1)[0])
     with pytest.raises(WorkloadError, match=rf"{cut}:\d+: truncated trace"):
         read_swim(cut)
@@ -181,8 +181,8 @@ def test_swim_bad_lines_and_truncation(tmp_path: Path, shared_data: Path) -> Non
 
 
 # --- SLS ----------------------------------------------------------------------------
-def test_sls_trace_keeps_hosts_durations_and_queues(shared_data: Path) -> None:
-    wl = read_sls(shared_data / "hadoop-sls" / "inputsls.json")
+def test_sls_trace_keeps_hosts_durations_and_queues(fixture_data: Path) -> None:
+    wl = read_sls(fixture_data / "hadoop-sls" / "inputsls.json")
     j1, j2 = wl.jobs
     assert j1.maps is not None and j1.maps.durations_ms == (23707 - 6664, 21593 - 6665,
                                                             86613 - 68770)
@@ -194,8 +194,8 @@ def test_sls_trace_keeps_hosts_durations_and_queues(shared_data: Path) -> None:
     assert r.jobs_finished == 2
 
 
-def test_sls_errors_name_the_job(tmp_path: Path, shared_data: Path) -> None:
-    text = (shared_data / "hadoop-sls" / "inputsls.json").read_text()
+def test_sls_errors_name_the_job(tmp_path: Path, fixture_data: Path) -> None:
+    text = (fixture_data / "hadoop-sls" / "inputsls.json").read_text()
     cut = _file(tmp_path, "cut.json", text[:-40])
     with pytest.raises(WorkloadError, match=rf"{cut}:\d+: truncated trace"):
         read_sls(cut)
@@ -210,8 +210,8 @@ def test_sls_errors_name_the_job(tmp_path: Path, shared_data: Path) -> None:
 
 
 # --- Rumen --------------------------------------------------------------------------
-def test_rumen_trace_and_a_truncated_copy(tmp_path: Path, shared_data: Path) -> None:
-    src = shared_data / "hadoop-sls" / "2jobs2min-rumen-jh.json"
+def test_rumen_trace_and_a_truncated_copy(tmp_path: Path, fixture_data: Path) -> None:
+    src = fixture_data / "hadoop-sls" / "2jobs2min-rumen-jh.json"
     wl = read_rumen(src)
     assert len(wl.jobs) == 2 and wl.jobs[0].submit_ms == 0
     assert all(j.maps is not None and j.maps.input == "hosts" for j in wl.jobs)

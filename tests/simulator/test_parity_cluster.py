@@ -154,6 +154,7 @@ def _real_figures(rows: list[dict[str, Any]]) -> tuple[float, list[str]]:
     return (max(r["finished"] for r in rows) - t0) / 1000, order
 
 
+@pytest.mark.slow  # a real batch on the mini cluster, then its twin simulated: minutes
 def test_simulated_twin_schedules_like_the_real_cluster(mini_cluster: Any) -> None:
     rm = mini_cluster.rm_url
     _wait_idle(rm)

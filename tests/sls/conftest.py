@@ -18,7 +18,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from slsrun import SlsCluster
-from workload import TraceSpec
+from workload import TEST_TRACE
 
 SLS_NODES = 500
 SLS_RACKS = 20
@@ -31,11 +31,12 @@ def skip_without_cluster() -> None:
 
 @pytest.fixture(scope="session")
 def sls_cluster() -> Iterator[SlsCluster]:
-    """SLS with 500 nodes replaying the standard trace (8 min of arrivals at
-    ~0.9 offered load): busy within a minute, so levers meet a loaded RM."""
+    """SLS with 500 nodes replaying the tests' trace (the standard spec, 7 min of
+    arrivals at ~0.9 offered load, on the vendored sources): busy within a minute,
+    so levers meet a loaded RM."""
     skip_without_cluster()
     workdir = Path(tempfile.mkdtemp(prefix="yarn-sls-test-"))
-    cluster = SlsCluster(workdir, nodes=SLS_NODES, racks=SLS_RACKS, trace=TraceSpec())
+    cluster = SlsCluster(workdir, nodes=SLS_NODES, racks=SLS_RACKS, trace=TEST_TRACE)
     cluster.start()
     print(f"\nSLS up in {cluster.start_s:.1f}s, {cluster.rss_mb()} MiB RSS, "
           f"{cluster.nodes} nodes, RM {cluster.rm_url}", file=sys.stderr)

@@ -21,7 +21,7 @@ from typing import Any, TypeVar
 import pytest
 from rmwrites import JsonWrites
 from slsrun import SlsCluster
-from workload import TraceJob, TraceSpec, make_nodes
+from workload import FIXTURES, TraceJob, TraceSpec, make_nodes
 
 from yarn_advisor.advisor.act.actuator import open_journal
 from yarn_advisor.advisor.act.writer import Writer
@@ -36,7 +36,7 @@ from yarn_advisor.connectors.mapreduce.client import MapReduceClient
 from yarn_advisor.connectors.rm.client import RMClient
 from yarn_advisor.connectors.rm.write import RMLevers
 
-pytestmark = pytest.mark.cluster
+pytestmark = pytest.mark.sls
 ROOT = Path(__file__).resolve().parents[2]
 T = TypeVar("T")
 
@@ -357,7 +357,7 @@ def test_a_short_trace_runs_to_completion() -> None:
     if os.environ.get("YARN_ADVISOR_SKIP_CLUSTER") == "1":
         pytest.skip("YARN_ADVISOR_SKIP_CLUSTER=1")
     spec = TraceSpec(window_s=30, load=0.2,
-                     sources=("hadoop-gridmix-system-traces/trace_1m.json.gz",))
+                     sources=("hadoop-gridmix-system-traces/trace_1m.json.gz",), data=FIXTURES)
     c = SlsCluster(Path(tempfile.mkdtemp(prefix="yarn-sls-small-")), nodes=50, racks=5,
                    trace=spec)
     c.start()

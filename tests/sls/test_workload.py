@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from workload import (
-    DATA,
+    FIXTURES,
     NO_LOCALITY,
     NODE_CLASSES,
     TraceSpec,
@@ -24,7 +24,8 @@ from yarn_advisor.classifiers.readers.rumen import read_trace
 
 SMALL = TraceSpec(window_s=120, load=0.5,
                   sources=("hadoop-gridmix-system-traces/trace_3m.json.gz",
-                           "hadoop-gridmix-system-traces/5m_stream_trace.json.gz"))
+                           "hadoop-gridmix-system-traces/5m_stream_trace.json.gz"),
+                  data=FIXTURES)
 
 
 def test_nodes_are_mixed_on_racks_each_on_its_own_loopback_address(tmp_path: Path) -> None:
@@ -45,7 +46,7 @@ def test_trace_jobs_keep_their_recorded_tasks(tmp_path: Path) -> None:
     nodes = make_nodes(50, 5)
     placed, summary = build_trace(nodes, SMALL)
     trace = write_trace(placed, nodes, True, tmp_path / "t.json")
-    sources = {j.source: j for f in SMALL.sources for j in read_source(DATA / f)}
+    sources = {j.source: j for f in SMALL.sources for j in read_source(FIXTURES / f)}
     jobs, problem = read_trace(trace)  # the project's own Rumen reader reads it back
     assert problem is None and len(jobs) == summary.jobs == len(read_manifest(trace))
     hosts = {n.path for n in nodes}
@@ -63,7 +64,7 @@ def test_trace_fills_the_window_to_the_load_and_is_reproducible(tmp_path: Path) 
     placed, summary = build_trace(nodes, SMALL)
     # copies are whole source traces: the last one overshoots by at most one trace
     capacity = sum(n.vcores for n in nodes) * SMALL.window_s * 1000
-    largest = max(sum(j.vcore_ms() for j in read_source(DATA / f)) for f in SMALL.sources)
+    largest = max(sum(j.vcore_ms() for j in read_source(FIXTURES / f)) for f in SMALL.sources)
     assert SMALL.load <= summary.offered_load <= SMALL.load + largest / capacity
     assert all(0 <= p.start_ms < SMALL.window_s * 1000 for p in placed)
     assert [p.start_ms for p in placed] == sorted(p.start_ms for p in placed)
@@ -77,4 +78,5 @@ def test_trace_fills_the_window_to_the_load_and_is_reproducible(tmp_path: Path) 
 
 def test_a_window_no_source_fits_is_refused() -> None:
     with pytest.raises(ValueError, match="fits"):
-        build_trace(make_nodes(10, 2), TraceSpec(window_s=5, sources=SMALL.sources))
+        build_trace(make_nodes(10, 2), TraceSpec(window_s=5, sources=SMALL.sources,
+                                                      data=FIXTURES))

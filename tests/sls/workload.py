@@ -4,13 +4,17 @@ Nodes: ``n`` simulated NodeManagers on ``racks`` racks, of mixed sizes drawn
 (in fixed proportions, shuffled with a seed) from :data:`NODE_CLASSES`.
 
 Trace: a Rumen job trace (what SLS's ``-tracetype RUMEN`` replays) built from
-the real Rumen job histories in ``shared/data`` (:data:`SOURCE_FILES`: the
-Gridmix system-test traces, recorded on a real Hadoop cluster in 2011, and
-SLS's own sample). Each job keeps its real task counts and each task its real
-duration (launch of its first attempt to its finish); each map asks for the
-simulated node its real host maps to by a stable hash (copies of a job ask for
-the same nodes, like jobs reading the same data). Those traces are small
-(about 190 jobs, 55,000 task-seconds in all), so whole traces are laid into
+real Rumen job histories: the Gridmix system-test traces, recorded on a real
+Hadoop cluster in 2011, and SLS's own sample. The benches' standard trace uses
+all 22 Gridmix traces of the shared data set (:data:`SOURCE_FILES` under
+:data:`SHARED_DATA`); the tests' trace uses the seven of them vendored in
+``tests/fixtures`` and the SLS sample (:data:`TEST_SOURCE_FILES`, see
+:data:`TEST_TRACE`): the same kinds of jobs, fewer distinct ones. Each job
+keeps its real task counts and each task its real duration (launch of its first
+attempt to its finish); each map asks for the simulated node its real host maps
+to by a stable hash (copies of a job ask for the same nodes, like jobs reading
+the same data). Those traces are small (the 23 standard sources: about 190
+jobs, 55,000 task-seconds in all), so whole traces are laid into
 the arrival window again and again, each copy at a seeded random offset with
 its real inter-arrival times, until the offered load reaches ``load`` (task
 and AM vcore-seconds over the cluster's vcores x the window). Queues are
@@ -20,7 +24,7 @@ Why not SLS's own JSON trace format: hadoop-sls 3.4.2 cannot read it
 (AMRunner.startAMFromSLSTrace maps each job to ``Map<String, String>``, and
 jackson-databind 2.12 rejects the ``job.tasks`` array: "Cannot deserialize
 value of type java.lang.String from Array value"), so every job is dropped.
-Why not SWIM (swim/ in shared/data): it records bytes per job, not tasks or
+Why not SWIM (swim/ in the shared data): it records bytes per job, not tasks or
 durations, so every task count and duration would be invented, and its hour
 holds only ~300 maps. Why not SLS's synthetic generator: every number in it
 would be invented too. Here only the load (copies, offsets) and the queue mix
@@ -41,13 +45,22 @@ from pathlib import Path
 from yarn_advisor.classifiers.readers.rumen import RumenJob, RumenTask, read_trace
 
 ROOT = Path(__file__).resolve().parents[2]
-DATA = Path(os.environ.get("YARN_ADVISOR_SHARED", ROOT.parent / "shared")) / "data"
+FIXTURES = ROOT / "tests" / "fixtures"
+# the data set that feeds the benches (it is too large to vendor whole)
+SHARED_DATA = Path(os.environ.get("YARN_ADVISOR_SHARED", ROOT.parent / "shared")) / "data"
 SOURCE_FILES = (
     *(f"hadoop-gridmix-system-traces/{n}.json.gz" for n in (
         "trace_1m", "trace_3m", "trace_5m", "trace_7m", "trace_10m", "trace_12m",
         "2m_stream_trace", "3m_stream_trace", "5m_stream_trace",
         *(f"compression_case{i}_trace" for i in range(1, 5)),
         *(f"distcache_case{i}_trace" for i in range(1, 10)))),
+    "hadoop-sls/2jobs2min-rumen-jh.json",
+)
+# the sources vendored in tests/fixtures (its PROVENANCE.md): what the tests' trace uses
+TEST_SOURCE_FILES = (
+    *(f"hadoop-gridmix-system-traces/{n}.json.gz" for n in (
+        "trace_1m", "trace_3m", "trace_7m", "5m_stream_trace",
+        "distcache_case1_trace", "distcache_case4_trace", "distcache_case5_trace")),
     "hadoop-sls/2jobs2min-rumen-jh.json",
 )
 QUEUE_WEIGHTS = {"default": 0.4, "etl": 0.4, "adhoc": 0.2}
@@ -182,7 +195,8 @@ class TraceSpec:
     load: float = 0.9  # offered vcore-seconds / (cluster vcores x window)
     seed: int = 1
     locality: bool = True  # maps ask for the node their real host maps to
-    sources: tuple[str, ...] = SOURCE_FILES  # under shared/data
+    sources: tuple[str, ...] = SOURCE_FILES  # under ``data``
+    data: Path = SHARED_DATA
 
 
 @dataclass(frozen=True)
@@ -209,7 +223,7 @@ class Placed:
 
 def build_trace(nodes: Sequence[SimNode], spec: TraceSpec) -> tuple[list[Placed], TraceSummary]:
     """The placed jobs (in submission order, ids numbered so) and a summary."""
-    paths = [DATA / f for f in spec.sources]
+    paths = [spec.data / f for f in spec.sources]
     window_ms = spec.window_s * 1000
     traces = [jobs for p in paths if (jobs := read_source(p))
               and max(j.submit_offset_ms for j in jobs) < window_ms]
@@ -321,3 +335,7 @@ def cluster_vcores(nodes: Sequence[SimNode]) -> int:
 
 def cluster_memory_mb(nodes: Sequence[SimNode]) -> int:
     return sum(n.memory_mb for n in nodes)
+
+
+# The trace of the tests (tests/sls): the standard spec on the vendored sources only.
+TEST_TRACE = TraceSpec(sources=TEST_SOURCE_FILES, data=FIXTURES)

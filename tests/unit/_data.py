@@ -1,8 +1,6 @@
-"""Locate and load the shared example bodies (``/work/shared/data``).
-
-The directory is ``<repo>/../shared/data``; set ``YARN_ADVISOR_SHARED`` to
-the ``shared`` directory (or straight to its ``data``) to use another copy.
-Every load returns a fresh object, so tests may modify what they get.
+"""Load the public example bodies vendored in ``tests/fixtures`` (their provenance
+is in ``tests/fixtures/PROVENANCE.md``). Every load returns a fresh object, so
+tests may modify what they get.
 """
 
 from __future__ import annotations
@@ -13,17 +11,26 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-
-def data_dir() -> Path:
-    env = os.environ.get("YARN_ADVISOR_SHARED")
-    if env:
-        base = Path(env)
-        return base / "data" if (base / "data").is_dir() else base
-    return Path(__file__).resolve().parents[3] / "shared" / "data"
-
-
-DATA = data_dir()
+DATA = Path(__file__).resolve().parents[1] / "fixtures"
 REST_DOCS = DATA / "hadoop-rest-docs"
+
+
+def shared_data(what: str) -> Path:
+    """``what`` (a path) in the shared data set that feeds the benches, or skip.
+
+    Only a test that needs a data set too large to vendor reads it: it is found at
+    ``$YARN_ADVISOR_SHARED`` (the ``shared`` folder or its ``data``), by default
+    ``../shared/data`` beside the repository; without it the test skips, saying so."""
+    base = Path(os.environ.get("YARN_ADVISOR_SHARED", Path(__file__).resolve().parents[3]
+                               / "shared"))
+    path = (base / "data" if (base / "data").is_dir() else base) / what
+    if not path.exists():
+        import pytest
+
+        pytest.skip(f"needs {what} of the shared data set (too large to vendor): set "
+                    "YARN_ADVISOR_SHARED to a copy of it, by default ../shared beside the "
+                    "repository")
+    return path
 
 
 def rest_doc(prefix: str) -> Any:

@@ -10,9 +10,8 @@ import pytest
 
 from yarn_advisor.classifiers.evaluation.cli import register
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "fixtures"  # vendored: see its PROVENANCE.md
 TRACE = DATA / "hadoop-gridmix-system-traces" / "distcache_case4_trace.json.gz"
-pytestmark = pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 
 
 def main(*argv: str) -> int:

@@ -7,6 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from _data import shared_data
 
 from yarn_advisor.classifiers.evaluation.eval_result import stage_oracle_at
 from yarn_advisor.classifiers.evaluation.evaluate import (
@@ -25,7 +26,7 @@ from yarn_advisor.classifiers.model.naive_bayes import (
 )
 from yarn_advisor.classifiers.readers.rumen import RumenJob, RumenTask, RumenTrace
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "fixtures"  # vendored: see its PROVENANCE.md
 S = 1000
 T0 = 1_300_000_000_000  # trace epoch (Rumen times of 0 mean "unknown")
 
@@ -134,7 +135,6 @@ def test_long_tasks_after_short_history_are_flagged_overdue(n_slow: int, held: i
     assert result.confusion["long"] == {"short": n_slow, "long": 0}
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_real_trace_counts_and_figures() -> None:
     result = evaluate_traces([DATA / "hadoop-gridmix-system-traces/trace_1m.json.gz"])
     assert (result.n("short"), result.n("long"), result.skipped) == (47, 0, 0)
@@ -186,7 +186,6 @@ def test_first_of_a_stage_means_nothing_learned_of_it_yet() -> None:
     assert out["first_seen"] == {"short": 0, "long": 1} and out["short_recall_ceiling"] == 1.0
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_first_seen_bounds_short_recall_on_a_real_trace() -> None:
     trace = DATA / "hadoop-gridmix-system-traces/trace_3m.json.gz"
     once, twice = evaluate_traces([trace]), evaluate_traces([trace, trace])
@@ -197,7 +196,6 @@ def test_first_seen_bounds_short_recall_on_a_real_trace() -> None:
     assert twice.first_seen == once.first_seen
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_tasks_are_timed_from_their_launch() -> None:
     # 5m_stream: maps that waited ~190 s for a container ran ~6 s; timed from
     # their launch they are short, and the 13 long tasks left are reduces.
@@ -209,14 +207,14 @@ def test_tasks_are_timed_from_their_launch() -> None:
     assert result.confusion["long"]["short"] <= 2
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_learning_across_the_gridmix_traces_keeps_long_reduces_apart() -> None:
     # The 22 gridmix system traces in the order they were recorded, one model
     # (a daemon's checkpoint across days); two jobs held by two traces are
     # replayed once. Reduces that start while maps of their job still wait for
     # a container are long ("maps-waiting"): without the rule, 11 of the 132
     # long tasks were called short this way.
-    traces = sorted((DATA / "hadoop-gridmix-system-traces").glob("*.json.gz"))
+    # all 22 (2.2 MB): too large to vendor, read from the shared data set or skipped
+    traces = sorted(shared_data("hadoop-gridmix-system-traces").glob("*.json.gz"))
     result = evaluate_traces(traces, time_order=True)
     assert [Path(t).name for t in result.traces][:2] == ["trace_1m.json.gz", "trace_3m.json.gz"]
     assert (result.n("short"), result.n("long"), result.repeated_jobs) == (5568, 132, 2)
@@ -247,7 +245,6 @@ def test_failed_or_killed_tasks_are_not_learned_as_their_length() -> None:
     assert result.to_json()["unresolved_tasks"] == 1
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 @pytest.mark.parametrize("name", ["trace_7m", "distcache_case4_trace", "5m_stream_trace"])
 def test_indexed_running_tasks_tell_the_model_what_the_whole_list_would(name: str) -> None:
     # Traces with censored long tasks and cluster-wide overdue stalls.
@@ -292,7 +289,6 @@ def test_without_r_puts_each_application_in_one_reduce_group() -> None:
     assert len({f[4] for f in feats}) == 2
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_the_reduce_group_calls_more_short_maps_and_no_more_long_ones() -> None:
     # folder-input: geek4's 64- and 128-map jobs after its 32-map one (one reduce each)
     folder = DATA / "hadoop-rumen-testdata/small-trace-test/folder-input-trace.json.gz"
@@ -302,7 +298,6 @@ def test_the_reduce_group_calls_more_short_maps_and_no_more_long_ones() -> None:
     assert with_r.confusion["long"]["short"] <= without_r.confusion["long"]["short"]
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_tasks_called_long_are_counted_by_rule_for_both_classes() -> None:
     folder = DATA / "hadoop-rumen-testdata/small-trace-test/folder-input-trace.json.gz"
     seen: list[int] = []
@@ -321,7 +316,6 @@ def test_tasks_called_long_are_counted_by_rule_for_both_classes() -> None:
     assert by["unknown"][1] > 0 and len(seen) >= result.n("short") + result.n("long")
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_tasks_called_short_are_counted_by_rule() -> None:
     gold = DATA / "hadoop-rumen-testdata/small-trace-test/goldFoldedTrace.json.gz"
     for budget, rules in ((0.0, {"short"}), (0.02, {"short", "short-within-budget"})):
@@ -343,7 +337,6 @@ def test_the_best_stage_oracle_spends_the_budget_on_the_purest_stages() -> None:
     assert stage_oracle_at(r, 0.0) == (10, 0)
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared real data not present")
 def test_the_best_stage_oracle_bounds_the_95_percent_one_on_a_real_trace() -> None:
     # each job stage's tasks not first seen, counted once: the stage oracle
     # within 2 % calls at least what the 95 % oracle calls (1.7 % long there)

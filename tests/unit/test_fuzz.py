@@ -36,7 +36,10 @@ from yarn_advisor.connectors import jmx, mapreduce, rm
 from yarn_advisor.connectors.errors import ParseError
 from yarn_advisor.connectors.replay import RecordingError, open_recording
 
+FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
+
 ROOT = Path(__file__).resolve().parents[2]
+DEFAULTS = yaml.safe_load((ROOT / "config" / "defaults.yaml").read_text())  # read once
 EXAMPLES = int(os.environ.get("YARN_ADVISOR_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
@@ -128,7 +131,7 @@ def test_rm_and_am_parsers(doc: str, parse: Callable[[Any], object]) -> None:
 
 def _recorded_bodies(fragment: str) -> Any:
     cycle = ROOT / "examples" / "recordings" / "mini-hetero" / "cycle-0020.yaml"
-    for item in yaml.safe_load(cycle.read_text())["responses"]:
+    for item in yaml.load(cycle.read_text(), Loader=FAST_YAML)["responses"]:
         if fragment in item["response"]["url"]:
             return json.loads(item["response"]["body"])
     raise LookupError(fragment)
@@ -190,7 +193,7 @@ def test_journal_reader(tmp_path_factory: pytest.TempPathFactory, data: st.DataO
 @FUZZ
 @given(st.data())
 def test_config_loader(tmp_path_factory: pytest.TempPathFactory, data: st.DataObject) -> None:
-    defaults = yaml.safe_load((ROOT / "config" / "defaults.yaml").read_text())
+    defaults = copy.deepcopy(DEFAULTS)
     defaults["policies"] = {"haste": {"params": {"beta": [0.2, 0.2, 0.6]}}}
     doc = data.draw(mutated(defaults))
     f = tmp_path_factory.mktemp("c") / "advisor.yaml"

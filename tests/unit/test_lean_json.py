@@ -13,12 +13,14 @@ from typing import Any, ClassVar
 import pytest
 import yaml
 from _data import rest_doc
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from yarn_advisor.connectors.errors import ParseError
 from yarn_advisor.connectors.lean_json import LeanDecoder, RawJSON
 from yarn_advisor.connectors.rm import parse as parse_rm
+
+FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDINGS = ROOT / "examples" / "recordings"
@@ -47,7 +49,7 @@ def _kind(url: str) -> str | None:
 def recorded_bodies() -> Iterator[tuple[str, str, str]]:
     """(kind, where, body) of every 200 nodes/apps/containers answer recorded from the RM."""
     for path in sorted(RECORDINGS.glob("*/cycle-*.yaml")):
-        for item in yaml.safe_load(path.read_text())["responses"]:
+        for item in yaml.load(path.read_text(), Loader=FAST_YAML)["responses"]:
             r = item["response"]
             kind = _kind(r["url"])
             if kind and int(r["status"]) == 200:
@@ -163,7 +165,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_generated_items_parse_the_same(kind: str, data: st.DataObject) -> None:

@@ -5,8 +5,7 @@ a classifier hook and rules they explain real recommendations."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 from _snapshots import J
@@ -19,21 +18,20 @@ from yarn_advisor.advisor.engine.decide import (
     Predictor,
     decide,
 )
-from yarn_advisor.advisor.engine.settings import load_config as load
-from yarn_advisor.advisor.loop.replaying import replay_advisor, replay_cycles
 from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.classifiers.model.live import GroupPrediction, Predictions
 from yarn_advisor.classifiers.model.naive_bayes import Prediction
-from yarn_advisor.connectors.replay import open_recording
+
+if TYPE_CHECKING:  # the session's replay (tests/conftest.py)
+    from conftest import ReplayRun
 
 MINE = ("opera", "anacrac", "prism")
 
 
 @pytest.fixture(scope="module")
-def snaps(recording_dir: Path) -> list[Snapshot]:
-    rec = open_recording(recording_dir)
-    out = [r.snapshot for r in replay_cycles(replay_advisor(rec, load()), rec)]
+def snaps(recorded_replay: ReplayRun) -> list[Snapshot]:
+    out = [r.snapshot for r in recorded_replay.reports]
     return [s for s in out if s is not None]
 
 

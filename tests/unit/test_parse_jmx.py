@@ -1,6 +1,6 @@
 """connectors.parse_jmx on a production QueueMetrics bean and beans derived from it.
 
-The shared data holds one real ``/jmx`` body (bk-base, ``QueueMetrics,q0=root``);
+The fixtures hold one real ``/jmx`` body (bk-base, ``QueueMetrics,q0=root``);
 the child-queue, per-user, ClusterMetrics and NM ContainerResource beans below are
 that bean renamed, with attributes set from Metrics.md's names.
 """

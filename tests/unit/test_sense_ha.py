@@ -27,6 +27,8 @@ from yarn_advisor.connectors.replay import open_recording
 from yarn_advisor.connectors.rm import parse_apps
 from yarn_advisor.connectors.rm.client import RMClient
 
+FAST_YAML = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml: recordings are MBs
+
 ROOT = Path(__file__).resolve().parents[2]
 HA = ROOT / "examples" / "recordings" / "ha-standby"
 BUSY = ROOT / "examples" / "recordings" / "mini-hetero"
@@ -46,7 +48,7 @@ class FakeHttp:
     def __init__(self, *cycles: Path, fail: tuple[str, ...] = ()) -> None:
         self.bodies: dict[str, tuple[int, str]] = {}
         for path in cycles:
-            for item in yaml.safe_load(path.read_text())["responses"]:
+            for item in yaml.load(path.read_text(), Loader=FAST_YAML)["responses"]:
                 r = item["response"]
                 self.bodies.setdefault(_key(r["url"]), (int(r["status"]), r["body"]))
         self.fail = fail
