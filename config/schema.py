@@ -203,7 +203,7 @@ class KindLimits(ConfigModel):
     max_actions_per_target: int | None = Field(None, ge=1)
 
 
-# the kinds the actuator writes (advisor.recommendation.Kind minus the advisory ones;
+# the kinds the actuator writes (advisor.model.kinds.Kind minus the advisory ones;
 # a unit test checks the two agree: the configuration imports nothing of the advisor)
 LEVER_KINDS = ("set_app_priority", "move_app_queue", "kill_app", "update_scheduler_conf",
                "replace_node_labels", "update_node_resource", "signal_container",

@@ -6,7 +6,7 @@ The recommendations come from, in order of preference: a running advisor
 and auth), a recording (``--replay DIR``: the latest cycle that had any for
 TARGET), or one live dry-run cycle against the configured RM (``--config``). It also lists the
 last actions journaled on TARGET, read from every advisor's journal in
-``state_dir`` (with ``ha`` each advisor has its own; :mod:`.ha_journal`).
+``state_dir`` (with ``ha`` each advisor has its own; :mod:`yarn_advisor.advisor.ha.journals`).
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ Exit status: 0 when everything was restored or already was, 1 otherwise.
 It reads every journal of ``state_dir`` merged in time order (with ``ha`` each
 advisor has its own, ``journal.<advisor id>.jsonl``: after a failover the
 actions of both are undone from either host) and journals its own steps in
-this advisor's journal (:mod:`.ha_journal`).
+this advisor's journal (:mod:`yarn_advisor.advisor.ha.journals`).
 
 Precision mode: unless ``--dry-run``, it also withdraws the decision table
 (every advisor's table journal gets a ``rollback`` record, the table file is

@@ -8,7 +8,7 @@ leader's lock znode). While the session is SUSPENDED or LOST nothing is
 written; after a reconnect, or on becoming leader, the state is re-read from
 ZooKeeper before anything is written (:class:`HaCoordinator.before_cycle`).
 
-The leader saves its state (:mod:`.ha_state`) after the act step (the
+The leader saves its state (:mod:`.state`) after the act step (the
 actuator's part: a write the next leader must know of is in ZooKeeper before
 this cycle learns) and after the learn step (classifier and policies). Each
 advisor journals to its own file, ``journal.<advisor id>.jsonl``; the
@@ -187,7 +187,7 @@ class HaCoordinator:
 
     def _learn_peer_rollbacks(self, advisor: Member) -> None:
         """A rollback run on another advisor's host is journaled in that advisor's file
-        (:mod:`.ha_journal`): hold its targets here too (``rollback_hold_s``), as the
+        (:mod:`.journals`): hold its targets here too (``rollback_hold_s``), as the
         actuator does for a rollback in its own journal."""
         own = advisor.actuator.journal.path
         suffix = f".{self.ident}{own.suffix}"

@@ -22,7 +22,7 @@ class Kind(StrEnum):
     """What a recommendation (or a rollback step) changes: the one list of kinds.
 
     Every kind that is not advisory has exactly one RM lever
-    (``connectors.rm_write.LEVERS``, keyed by Kind; a test checks the two match).
+    (``connectors.rm.write.LEVERS``, keyed by Kind; a test checks the two match).
     ``add_cluster_labels`` / ``remove_cluster_labels`` are used by rollback only.
     """
 
