@@ -44,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from yarn_advisor.classifiers.evaluation.eval_result import EvalResult, pooled, stage_oracle_at
 from yarn_advisor.classifiers.evaluation.evaluate import evaluate_traces
+from yarn_advisor.classifiers.model.budget import Calls
 from yarn_advisor.classifiers.model.features import LEVEL_NAMES
 from yarn_advisor.classifiers.model.naive_bayes import (
     SHAPE_LEVEL,
@@ -247,8 +248,8 @@ class NewShapeCounter(NaiveBayesTaskClassifier):
         super().learn(feats, is_long)
         self.shapes.setdefault(feats[_APP], set()).add(feats[_SHAPE])
 
-    def predict(self, feats: Sequence[str]) -> Prediction:
-        pred = super().predict(feats)
+    def predict(self, feats: Sequence[str], calls: Calls | None = None) -> Prediction:
+        pred = super().predict(feats, calls)
         if (pred.reason != "low-confidence" or (pred.p_short or 0.0) < NEW_SHAPE_FROM
                 or feats[_SHAPE] in self.counts):
             return pred

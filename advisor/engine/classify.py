@@ -3,12 +3,15 @@
 ``predict(snapshot)`` learns nothing: the model as learned up to the previous
 cycle predicts every pending resource-request group (OPERA lends
 opportunistic headroom only to groups predicted short) and every pending
-MapReduce task, as :class:`~yarn_advisor.classifiers.model.live.Predictions`. It
-only notes which job stages it called short, for the account of long tasks
-called short (:mod:`~yarn_advisor.classifiers.model.budget`).
+MapReduce task, as :class:`~yarn_advisor.classifiers.model.live.Predictions`.
+The job stages it called short, for the account of long tasks called short
+(:mod:`~yarn_advisor.classifiers.model.budget`), travel as data in the
+predictions (``calls``): predicting the same snapshot twice gives the same
+answers and leaves the model as it was.
 
 ``learn(snapshot, predictions)``, the daemon's learn step, then
 
+0. applies the predictions' short calls to the model's account;
 1. scores earlier predictions: a pending task's first prediction is
    remembered and compared with what the task turned out to be (finished:
    by duration; still running past the threshold: long), which gives the
@@ -29,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from yarn_advisor.advisor.model.snapshot import Snapshot
+from yarn_advisor.classifiers.model.budget import Calls
 from yarn_advisor.classifiers.model.live import CycleLearning, LiveTaskClassifier, Predictions
 from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier, load_or_fresh
 
@@ -74,14 +78,19 @@ class TaskClassifier:
 
     def predict(self, snapshot: Snapshot) -> Predictions:
         """Predictions for every pending group and task (the model is not changed)."""
+        calls = Calls()
         pending = self.live.pending_tasks(snapshot)
         tasks = {t.id: p.short for t, p in
-                 zip(pending, self.live.classify_tasks(snapshot, pending), strict=True)}
-        groups = {(g.app_id, g.priority): g for g in self.live.classify_pending_groups(snapshot)}
-        return Predictions(self.threshold_ms / 1000, groups, tasks)
+                 zip(pending, self.live.classify_tasks(snapshot, pending, calls), strict=True)}
+        groups = {(g.app_id, g.priority): g
+                  for g in self.live.classify_pending_groups(snapshot, calls)}
+        return Predictions(self.threshold_ms / 1000, groups, tasks, calls)
 
     def learn(self, snapshot: Snapshot, predictions: Predictions | None) -> CycleLearning:
-        """Score, learn, remember this cycle's predictions, checkpoint."""
+        """Apply the predictions' short calls; score, learn, remember this cycle's
+        predictions, checkpoint."""
+        if predictions is not None:
+            self.live.model.note(predictions.calls)
         self._score(snapshot)
         self.learned = self.live.update(snapshot)
         for task_id, short in (predictions.tasks.items() if predictions else ()):

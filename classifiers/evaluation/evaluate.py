@@ -218,7 +218,7 @@ def evaluate_jobs(
                 )
                 task.feats = features(props)
                 task.first_seen = not model.knows_stage(task.feats)
-                pred = model.predict(task.feats)
+                pred = model.predict_and_note(task.feats)  # each its own batch
                 task.predicted_short, task.reason = pred.short, pred.reason
                 task.p_short = pred.p_short
                 running.add(i, task)

@@ -27,11 +27,48 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
-from typing import Any
+from typing import Any, NamedTuple
 
 MIN_LONG = 100  # long tasks learned before the account opens
 MAX_CALLED = 50_000  # job stages remembered as called short, at least (two generations)
 MAX_OPEN = 1_024  # job stages called under the rule and not yet learned
+
+
+class Call(NamedTuple):
+    """One short call of a job stage: under the rule (``relaxed``, with the
+    stage's P(long) and its tasks still to come) or a confident one."""
+
+    stage: str
+    relaxed: bool
+    p_long: float = 0.0
+    tasks: int = 0
+
+
+class Calls:
+    """The short calls of one batch of predictions: the account's changes as
+    data. Predicting changes nothing (``decide`` is pure); the caller hands
+    the calls to :meth:`Budget.apply` in its learn step. Within a batch, later
+    predictions see the stages this batch opened, as if they were applied."""
+
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self._opened: set[str] = set()
+        self.expected = 0.0  # long tasks expected of the stages this batch opened
+
+    def called(self, stage: str) -> None:
+        self.calls.append(Call(stage, False))
+
+    def open(self, budget: Budget, stage: str, p_long: float, tasks: int) -> None:
+        self.calls.append(Call(stage, True, p_long, tasks))
+        if tasks > 0 and not budget.is_open(stage) and stage not in self._opened:
+            self._opened.add(stage)
+            self.expected += p_long * tasks
+
+    def is_open(self, stage: str) -> bool:
+        return stage in self._opened
+
+    def __len__(self) -> int:
+        return len(self.calls)
 
 
 class Budget:
@@ -89,12 +126,23 @@ class Budget:
         """Long tasks expected of the open stages."""
         return self._expected
 
-    def allows(self, risk: float, long_learned: int, share: float) -> bool:
+    def allows(self, risk: float, long_learned: int, share: float,
+               pending: Calls | None = None) -> bool:
         """Whether ``share`` of the ``long_learned`` tasks covers what was called
-        short and ``risk`` more expected long tasks."""
+        short and ``risk`` more expected long tasks (with the ``pending`` calls
+        of this batch, not yet applied)."""
         if long_learned < MIN_LONG:
             return False
-        return share * long_learned - self.long_called_short - self._expected >= risk
+        expected = self._expected + (pending.expected if pending is not None else 0.0)
+        return share * long_learned - self.long_called_short - expected >= risk
+
+    def apply(self, calls: Calls) -> None:
+        """Apply a batch's short calls, in the order they were made."""
+        for call in calls.calls:
+            if call.relaxed:
+                self.open(call.stage, call.p_long, call.tasks)
+            else:
+                self.called(call.stage)
 
     def to_json(self) -> dict[str, Any]:
         return {"long_called_short": self.long_called_short, "called": sorted(self._called),

@@ -2,9 +2,13 @@
 
 The daemon calls, once per cycle and in this order::
 
-    live.update(snapshot)                  # learn finished tasks, censored running ones
-    live.classify_pending_groups(snapshot) # one prediction per pending resource request
-    live.classify_tasks(snapshot, tasks)   # or per pending MapReduce task
+    live.classify_tasks(snapshot, tasks, calls)   # per pending MapReduce task
+    live.classify_pending_groups(snapshot, calls) # one per pending resource request
+    live.model.note(calls)                 # learn: apply the short calls made above,
+    live.update(snapshot)                  # then finished tasks, censored running ones
+
+Predicting changes nothing in the model: the short calls it made are data
+(``calls``) until the learn step applies them, so ``decide`` is pure.
 
 A task is learned with the features it had when it started, which is what a
 prediction sees: they are computed when the task is first seen running (or,
@@ -26,6 +30,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from yarn_advisor.advisor.model.snapshot import App, MRJob, Snapshot, Task
+from yarn_advisor.classifiers.model.budget import Calls
 from yarn_advisor.classifiers.model.features import (
     MR_PRIORITY_STAGE,
     features,
@@ -67,6 +72,9 @@ class Predictions:
     threshold_s: float
     groups: Mapping[tuple[str, int], GroupPrediction] = field(default_factory=dict)
     tasks: Mapping[str, bool] = field(default_factory=dict)
+    # the short calls these predictions made: the model's account applies them
+    # when it learns (predicting changed nothing)
+    calls: Calls = field(default_factory=Calls, compare=False)
 
     def group(self, app_id: str, priority: int) -> GroupPrediction | None:
         """The prediction for the pending containers of one request, if any."""
@@ -124,8 +132,10 @@ class LiveTaskClassifier:
         self._prune(jobs)
         return CycleLearning(finished, censored, len(running))
 
-    def classify_pending_groups(self, snap: Snapshot) -> list[GroupPrediction]:
-        """One prediction per pending off-switch ('*') request of every app."""
+    def classify_pending_groups(self, snap: Snapshot,
+                                calls: Calls | None = None) -> list[GroupPrediction]:
+        """One prediction per pending off-switch ('*') request of every app (short
+        calls noted in ``calls``)."""
         jobs = {j.app_id: j for j in snap.jobs}
         out = []
         for app in snap.apps:
@@ -133,7 +143,7 @@ class LiveTaskClassifier:
                 if rr.resource_name != "*" or rr.num_containers <= 0 or rr.priority == 0:
                     continue  # priority 0: the AM container itself
                 props = props_for_request(app, rr, jobs.get(app.id))
-                pred = self.model.predict(features(props))
+                pred = self.model.predict(features(props), calls)
                 out.append(
                     GroupPrediction(
                         app.id,
@@ -146,9 +156,11 @@ class LiveTaskClassifier:
                 )
         return out
 
-    def classify_tasks(self, snap: Snapshot, tasks: Iterable[Task]) -> list[Prediction]:
+    def classify_tasks(self, snap: Snapshot, tasks: Iterable[Task],
+                       calls: Calls | None = None) -> list[Prediction]:
         """Predictions for pending tasks (state NEW/SCHEDULED) with the job's
-        current progress; tasks sharing properties are scored once."""
+        current progress; tasks sharing properties are scored once (short calls
+        noted in ``calls``)."""
         apps = {a.id: a for a in snap.apps}
         jobs = {j.id: j for j in snap.jobs}
         feats: dict[tuple[str, str, str], tuple[str, ...]] = {}  # a job's tasks of a type share
@@ -160,7 +172,7 @@ class LiveTaskClassifier:
                 found = feats[key] = features(
                     props_from_live(t, jobs.get(t.job_id), apps.get(t.app_id)))
             batch.append(found)
-        return self.model.predict_many(batch)
+        return self.model.predict_many(batch, calls)
 
     def pending_tasks(self, snap: Snapshot) -> list[Task]:
         """The MapReduce tasks of the snapshot still waiting for a container."""

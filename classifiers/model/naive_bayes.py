@@ -159,7 +159,7 @@ from typing import Any
 
 from yarn_advisor.classifiers.model import backoff, checkpoint
 from yarn_advisor.classifiers.model.backoff import Row, Structure
-from yarn_advisor.classifiers.model.budget import MIN_LONG, Budget, group_size
+from yarn_advisor.classifiers.model.budget import MIN_LONG, Budget, Calls, group_size
 from yarn_advisor.classifiers.model.checkpoint import FORMAT, VERSION, CheckpointError, validate
 from yarn_advisor.classifiers.model.features import (
     LEVEL_NAMES,
@@ -380,9 +380,11 @@ class NaiveBayesTaskClassifier:
         that must support a short call): else it can only be called long."""
         return len(feats) > self._support and feats[self._support] in self.counts
 
-    def predict(self, feats: Sequence[str]) -> Prediction:
-        """Classify a task about to start (features in level order). Learns
-        nothing; notes the job stages called short (:class:`Budget`)."""
+    def predict(self, feats: Sequence[str], calls: Calls | None = None) -> Prediction:
+        """Classify a task about to start (features in level order). Changes
+        nothing: a short call is noted in ``calls`` (the account's changes as
+        data, which the caller applies with :meth:`note` when it learns), and
+        the batch's later predictions see it there."""
         p_short, support = self._score(feats)
         if p_short is None:
             return UNKNOWN_TASK
@@ -392,7 +394,7 @@ class NaiveBayesTaskClassifier:
             return Prediction(False, p_short, "maps-waiting")
         relaxed = False
         if p_short < self.min_confidence:
-            if not self._within_budget(feats, p_short):
+            if not self._within_budget(feats, p_short, calls):
                 return Prediction(False, p_short, "low-confidence")
             relaxed = True
         late = self.late_running.get(feats[self._job], 0)
@@ -403,20 +405,37 @@ class NaiveBayesTaskClassifier:
         if self.overdue_share > self.max_overdue_share:
             return Prediction(False, p_short, "cluster-overdue")
         if relaxed:
-            self.budget.open(feats[self._job], 1.0 - p_short, self._to_come(feats))
+            if calls is not None:
+                calls.open(self.budget, feats[self._job], 1.0 - p_short, self._to_come(feats))
             return Prediction(True, p_short, "short-within-budget")
-        self.budget.called(feats[self._job])
+        if calls is not None:
+            calls.called(feats[self._job])
         return Prediction(True, p_short, "short")
 
-    def _within_budget(self, feats: Sequence[str], p_short: float) -> bool:
+    def note(self, calls: Calls) -> None:
+        """Apply a batch's short calls to the account (the learn step's part)."""
+        self.budget.apply(calls)
+
+    def predict_and_note(self, feats: Sequence[str]) -> Prediction:
+        """Predict one task and apply its call at once: for an evaluation that
+        replays a trace task by task, where each prediction is its own batch."""
+        calls = Calls()
+        pred = self.predict(feats, calls)
+        if calls:
+            self.note(calls)
+        return pred
+
+    def _within_budget(self, feats: Sequence[str], p_short: float,
+                       calls: Calls | None) -> bool:
         """Whether a task at ``relaxed_confidence`` <= P(short) < ``min_confidence``
         may be called short: see :class:`Budget`."""
         if (self.relaxed_budget <= 0 or p_short < self.relaxed_confidence
                 or self.class_counts[1] < MIN_LONG):
             return False
-        risk = 0.0 if self.budget.is_open(feats[self._job]) else (
-            (1.0 - p_short) * self._to_come(feats))
-        return self.budget.allows(risk, self.class_counts[1], self.relaxed_budget)
+        stage = feats[self._job]
+        opened = self.budget.is_open(stage) or (calls is not None and calls.is_open(stage))
+        risk = 0.0 if opened else (1.0 - p_short) * self._to_come(feats)
+        return self.budget.allows(risk, self.class_counts[1], self.relaxed_budget, calls)
 
     def _to_come(self, feats: Sequence[str]) -> int:
         """At least how many tasks of the task's job stage are still to be learned."""
@@ -424,15 +443,17 @@ class NaiveBayesTaskClassifier:
         size = group_size(feats[self._shape], stage.endswith("|REDUCE"))
         return max(0, size - _tasks(self.counts.get(stage)))
 
-    def predict_many(self, batch: Iterable[Sequence[str]]) -> list[Prediction]:
-        """Predict a batch; identical feature tuples (a task group) are scored once."""
+    def predict_many(self, batch: Iterable[Sequence[str]],
+                     calls: Calls | None = None) -> list[Prediction]:
+        """Predict a batch (noting its short calls in ``calls``); identical feature
+        tuples (a task group) are scored once."""
         cache: dict[tuple[str, ...], Prediction] = {}
         out = []
         for feats in batch:
             key = tuple(feats)
             pred = cache.get(key)
             if pred is None:
-                pred = cache[key] = self.predict(key)
+                pred = cache[key] = self.predict(key, calls)
             out.append(pred)
         return out
 

@@ -90,7 +90,7 @@ class ClassifierEligibility:
         if ask.priority == PRIORITY_AM:
             return False
         feats = task_features(app, ask)
-        return feats is not None and self.model.predict(feats).short
+        return feats is not None and self.model.predict_and_note(feats).short
 
     def allocated(self, c: SimContainer) -> None:
         if c.is_am:

@@ -38,13 +38,13 @@ def test_a_users_new_size_is_short_where_long_tasks_abound() -> None:
     # 580 long tasks learned: 1 % of them (5.8) covers the new job's expected
     # long tasks, (1 - 0.884) x 32 (at least half of its 64-bucket maps) = 3.7.
     m = _cluster(20)
-    new = m.predict(f("job_n", size="m64|r1"))
+    new = m.predict_and_note(f("job_n", size="m64|r1"))
     assert new.p_short == pytest.approx(NEW_SIZE_P)
     assert (new.short, new.reason) == (True, "short-within-budget")
     # the same job stage again (its next task, or the next cycle): still short
-    assert m.predict(f("job_n", size="m64|r1")).short
+    assert m.predict_and_note(f("job_n", size="m64|r1")).short
     # off, or too few long tasks for that risk (116 x 1 % = 1.2 < 3.7): long
-    assert m.predict(f("job_x", size="m64|r1")).reason == "low-confidence"  # account spent
+    assert m.predict_and_note(f("job_x", size="m64|r1")).reason == "low-confidence"  # account spent
     assert _cluster(20, relaxed_budget=0.0).predict(f("job_n", size="m64|r1")).reason == (
         "low-confidence")
     assert _cluster(4).predict(f("job_n", size="m64|r1")).reason == "low-confidence"
@@ -58,14 +58,14 @@ def test_a_users_new_size_is_short_where_long_tasks_abound() -> None:
 def test_the_account_is_settled_by_what_the_called_stage_turns_out() -> None:
     m = _cluster(20)
     called = f("job_n", size="m64|r1")
-    assert m.predict(called).short
+    assert m.predict_and_note(called).short
     refused = f("job_m", size="m64|r8")
-    assert not m.predict(refused).short  # the open stage's 3.7 leaves 2.1 of 5.8
+    assert not m.predict_and_note(refused).short  # the open stage's 3.7 leaves 2.1 of 5.8
     for i in range(32):  # job_n's maps run long: each one a long task called short
         m.learn_finished(f"n{i}", called, 300_000)
     assert m.budget.long_called_short == 32
     assert m.budget.expected == 0  # settled: no longer expected, counted
-    assert not m.predict(called).short and not m.predict(refused).short
+    assert not m.predict_and_note(called).short and not m.predict_and_note(refused).short
 
 
 def test_a_stage_that_ran_its_tasks_closes() -> None:
@@ -98,22 +98,23 @@ def test_the_oldest_open_stage_goes_with_its_expected_tasks(
 def test_tasks_called_short_at_full_confidence_count_when_long() -> None:
     m = _cluster(20)
     rerun = f("job_b")  # alice's size again: P(short) 0.99
-    assert m.predict(rerun).reason == "short"
+    assert m.predict_and_note(rerun).reason == "short"
     for i in range(6):
         m.learn_finished(f"b{i}", rerun, 300_000)
     assert m.budget.long_called_short == 6  # 5.8 + 6 x 1 %: spent
-    assert m.predict(f("job_n", size="m64|r1")).reason == "low-confidence"
+    assert m.predict_and_note(f("job_n", size="m64|r1")).reason == "low-confidence"
 
 
 def test_the_account_survives_a_checkpoint(tmp_path: Path) -> None:
     m = _cluster(20)
-    assert m.predict(f("job_n", size="m64|r1")).short
+    assert m.predict_and_note(f("job_n", size="m64|r1")).short
     m.learn_finished("x", f("job_n", size="m64|r1"), 300_000)
     m.save(tmp_path / "nb.json")
     back = NaiveBayesTaskClassifier.load(tmp_path / "nb.json")
     assert back.budget.to_json() == m.budget.to_json()
     assert back.budget.long_called_short == 1 and back.budget.is_open(f("job_n")[3])
-    assert back.predict(f("job_x", size="m64|r1")) == m.predict(f("job_x", size="m64|r1"))
+    x = f("job_x", size="m64|r1")
+    assert back.predict_and_note(x) == m.predict_and_note(x)
     # a checkpoint from before the account: an empty one
     data = json.loads((tmp_path / "nb.json").read_text())
     del data["budget"]

@@ -18,6 +18,7 @@ from yarn_advisor.classifiers.evaluation.evaluate import (
     evaluate_jobs,
     evaluate_traces,
 )
+from yarn_advisor.classifiers.model.budget import Calls
 from yarn_advisor.classifiers.model.features import TaskProps, features
 from yarn_advisor.classifiers.model.naive_bayes import (
     NaiveBayesTaskClassifier,
@@ -51,10 +52,10 @@ class Spy(NaiveBayesTaskClassifier):
         super().__init__(**kw)  # type: ignore[arg-type]
         self.seen_at_predict: list[tuple[tuple[str, ...], list[int], bool]] = []
 
-    def predict(self, feats: Sequence[str]) -> Prediction:
+    def predict(self, feats: Sequence[str], calls: Calls | None = None) -> Prediction:
         known_group = feats[3] in self.counts  # the task's job
         self.seen_at_predict.append((tuple(feats), list(self.class_counts), known_group))
-        return super().predict(feats)
+        return super().predict(feats, calls)
 
 
 def run(jobs: list[RumenJob], model: NaiveBayesTaskClassifier, cycle_ms: int = 1) -> EvalResult:
@@ -303,9 +304,9 @@ def test_tasks_called_long_are_counted_by_rule_for_both_classes() -> None:
     seen: list[int] = []
 
     class Counting(NaiveBayesTaskClassifier):
-        def predict(self, feats: Sequence[str]) -> Prediction:
+        def predict(self, feats: Sequence[str], calls: Calls | None = None) -> Prediction:
             seen.append(1)
-            return super().predict(feats)
+            return super().predict(feats, calls)
 
     result = evaluate_traces([folder], model_class=Counting)
     by = result.called_long_by
