@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.classifiers.readers.sources import ReadReport
 from yarn_advisor.config.base import ConfigError
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.fields import WorkloadError
@@ -45,6 +46,7 @@ from yarn_advisor.simulator.inrm import run_inrm
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.progress import ProgressBar
 from yarn_advisor.simulator.readers.common import TraceOptions
+from yarn_advisor.simulator.readers.history import READERS, read_history
 from yarn_advisor.simulator.readers.rumen import read_rumen
 from yarn_advisor.simulator.readers.sls import read_sls
 from yarn_advisor.simulator.readers.swim import SwimModel, read_swim
@@ -71,6 +73,13 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
     src.add_argument("--rumen", type=Path, metavar="TRACE", help="Rumen job trace")
     src.add_argument("--sls", type=Path, metavar="TRACE", help="SLS JSON job trace")
     src.add_argument("--swim", type=Path, metavar="TSV", help="SWIM .tsv job trace")
+    src.add_argument("--jhist", type=Path, nargs="+", metavar="DIR_OR_FILE",
+                     help="your JobHistory: done directories or .jhist files (with their "
+                          "_conf.xml beside them for the memory asked)")
+    src.add_argument("--spark-events", type=Path, nargs="+", metavar="PATH",
+                     help="your Spark event logs (files or folders)")
+    src.add_argument("--tasks", type=Path, nargs="+", metavar="CSV",
+                     help="your task CSV (classify-eval's columns; needs --nodes)")
     p.add_argument("--scheduler", choices=sorted(SCHEDULERS),
                    help="baseline scheduler (default: the workload's own)")
     p.add_argument("--mode", choices=(*MODES, "all"), default="baseline")
@@ -122,6 +131,12 @@ def load_input(args: argparse.Namespace) -> Workload:
         return read_rumen(args.rumen, opts)
     if args.sls is not None:
         return read_sls(args.sls, opts)
+    for kind in READERS:
+        paths = getattr(args, kind.replace("-", "_"))
+        if paths is not None:
+            wl, report = read_history(kind, paths, opts)
+            _say_read(report)
+            return wl
     if args.swim is not None:
         return read_swim(args.swim, opts, SwimModel(raw_cluster_nodes=args.swim_cluster_nodes or 0),
                          max_jobs=args.max_jobs)
@@ -141,6 +156,16 @@ def load_input(args: argparse.Namespace) -> Workload:
         if problems:
             raise WorkloadError(problems)
     return wl
+
+
+def _say_read(report: ReadReport) -> None:
+    """What the history reader read and skipped, on stderr (skipped is not silent)."""
+    skipped = ", ".join(f"{n} {kind}" for kind, n in sorted(report.skipped.items()))
+    print(f"yarn-advisor simulate: read {report.files} file(s), {report.jobs} job(s), "
+          f"{report.tasks} task(s)" + (f"; skipped {skipped}" if skipped else ""),
+          file=sys.stderr)
+    for line in report.problem_lines():
+        print(f"  {line}", file=sys.stderr)
 
 
 def run_baseline(wl: Workload, scheduler: str | None, progress: bool,

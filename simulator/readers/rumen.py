@@ -12,6 +12,7 @@ an error naming the file and the job.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from yarn_advisor.classifiers.readers.rumen import RumenJob, RumenTask, RumenTrace
@@ -40,6 +41,14 @@ def read_rumen(path: str | Path, opts: TraceOptions = DEFAULT_OPTIONS) -> Worklo
                              f"{trace.problem}"])
     if not raw:
         raise WorkloadError([f"{p}: no jobs"])
+    return workload_from_jobs(p, raw, opts)
+
+
+def workload_from_jobs(p: Path, raw: list[RumenJob], opts: TraceOptions,
+                       name: str = "", barrier: frozenset[str] = frozenset()) -> Workload:
+    """The workload of jobs read from ``p`` (a Rumen trace, or any history the
+    classifier's readers read): submission times relative to the first. The
+    jobs named in ``barrier`` start their reduces once every map ended."""
     errors: list[str] = []
     hosts: dict[str, list[str]] = {}
     synthetic = opts.nodes > 0
@@ -48,8 +57,9 @@ def read_rumen(path: str | Path, opts: TraceOptions = DEFAULT_OPTIONS) -> Worklo
     jobs = [_job(p, j, start, opts, hosts, synthetic, errors) for j in raw]
     if errors:
         raise WorkloadError(errors)
+    jobs = [replace(j, slowstart=1.0) if j.id in barrier else j for j in jobs]
     queues = {j.queue for j in jobs}
-    return Workload(name=p.name.split(".")[0], cluster=cluster_from_hosts(hosts, opts),
+    return Workload(name=name or p.name.split(".")[0], cluster=cluster_from_hosts(hosts, opts),
                     scheduler=scheduler_for(queues, opts), jobs=tuple(jobs), source=str(p))
 
 
@@ -95,4 +105,5 @@ def _job(p: Path, job: RumenJob, start: int, opts: TraceOptions,
     return Job(id=job.job_id, name=job.name or job.job_id,
                submit_ms=max(0, job.submit_ms - start) if job.submit_ms > 0 else 0,
                maps=maps, reduces=reduces, user=job.user or "user",
-               queue=(job.queue or "default").removeprefix("root."), am=Res(opts.am_mb, 1))
+               queue=(job.queue or "default").removeprefix("root."), am=Res(opts.am_mb, 1),
+               app_type=job.framework or "MAPREDUCE")
