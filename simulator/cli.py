@@ -45,6 +45,7 @@ from yarn_advisor.simulator.fields import WorkloadError
 from yarn_advisor.simulator.inrm import run_inrm
 from yarn_advisor.simulator.metrics import Report
 from yarn_advisor.simulator.progress import ProgressBar
+from yarn_advisor.simulator.readers.cluster_from import on_cluster
 from yarn_advisor.simulator.readers.common import TraceOptions
 from yarn_advisor.simulator.readers.history import READERS, read_history
 from yarn_advisor.simulator.readers.rumen import read_rumen
@@ -80,6 +81,9 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
                      help="your Spark event logs (files or folders)")
     src.add_argument("--tasks", type=Path, nargs="+", metavar="CSV",
                      help="your task CSV (classify-eval's columns; needs --nodes)")
+    p.add_argument("--cluster-from", metavar="URL_OR_RECORDING",
+                   help="the cluster as it is: nodes, racks, labels and queues read from a "
+                        "live RM (read only) or a recording's last cycle")
     p.add_argument("--scheduler", choices=sorted(SCHEDULERS),
                    help="baseline scheduler (default: the workload's own)")
     p.add_argument("--mode", choices=(*MODES, "all"), default="baseline")
@@ -127,10 +131,15 @@ def load_input(args: argparse.Namespace) -> Workload:
                         node_memory_mb=args.node_memory_mb or TraceOptions.node_memory_mb,
                         node_vcores=args.node_vcores or TraceOptions.node_vcores,
                         scheduler=args.scheduler or "capacity")
-    if args.rumen is not None:
-        return read_rumen(args.rumen, opts)
-    if args.sls is not None:
-        return read_sls(args.sls, opts)
+    if args.cluster_from is not None and args.workload is None:
+        return on_cluster(_trace(args, opts), args.cluster_from, args.scheduler)
+    return _trace(args, opts) if args.workload is None else _workload(args)
+
+
+def _trace(args: argparse.Namespace, opts: TraceOptions) -> Workload:
+    """The workload of the trace or history the arguments name."""
+    if args.cluster_from is not None:
+        opts = replace(opts, nodes=1)  # the hosts come from the cluster, not the history
     for kind in READERS:
         paths = getattr(args, kind.replace("-", "_"))
         if paths is not None:
@@ -140,6 +149,11 @@ def load_input(args: argparse.Namespace) -> Workload:
     if args.swim is not None:
         return read_swim(args.swim, opts, SwimModel(raw_cluster_nodes=args.swim_cluster_nodes or 0),
                          max_jobs=args.max_jobs)
+    assert args.rumen is not None or args.sls is not None
+    return read_rumen(args.rumen, opts) if args.rumen is not None else read_sls(args.sls, opts)
+
+
+def _workload(args: argparse.Namespace) -> Workload:
     wl = load_workload(args.workload)
     if args.nodes or args.node_memory_mb or args.node_vcores:
         first = wl.cluster.groups[0]

@@ -1,4 +1,5 @@
-"""The what-if on an operator's own history: JobHistory, Spark event logs, task CSV.
+"""The what-if on an operator's own history (JobHistory, Spark event logs, task CSV)
+and cluster (a live RM or a recording).
 
 Each workload is checked against what the classifier's reader (an independent
 path: the records it yields) says of the same files."""
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -15,8 +17,10 @@ from yarn_advisor.classifiers.readers.jhist import JhistReader
 from yarn_advisor.classifiers.readers.spark import SparkEventLogReader
 from yarn_advisor.simulator.cli import main
 from yarn_advisor.simulator.fields import WorkloadError
+from yarn_advisor.simulator.readers.cluster_from import cluster_of, on_cluster, snapshot_from
 from yarn_advisor.simulator.readers.common import TraceOptions
 from yarn_advisor.simulator.readers.history import read_history
+from yarn_advisor.simulator.spec import Res
 
 ROOT = Path(__file__).resolve().parents[2]
 JHIST_MINI = ROOT / "examples" / "jhist-mini"
@@ -98,3 +102,43 @@ def test_the_cli_runs_every_mode_on_the_bundled_history(
     lines = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
     assert [x["mode"] for x in lines] == ["baseline", "sidecar", "plugin"]
     assert all(x["jobs_finished"] == 2 and x["jobs_failed"] == 0 for x in lines)
+
+
+RECORDING = ROOT / "examples" / "recordings" / "mini-hetero"
+
+
+def test_the_cluster_from_a_recording_is_the_cluster_that_was_recorded() -> None:
+    """Checked against the recording's own note of the cluster it ran on (the test
+    cluster's spec, written by the recorder, not read from the RM)."""
+    recorded = json.loads(json.loads((RECORDING / "recording.json").read_text())["note"])
+    cluster, scheduler = cluster_of(snapshot_from(str(RECORDING)), str(RECORDING))
+    sizes = sorted((g.memory_mb, g.vcores) for g in cluster.groups for _ in range(g.count))
+    assert sizes == sorted((n["memory_mb"], n["vcores"]) for n in recorded["cluster"]["nodes"])
+    shares = {q.name: q.capacity for q in scheduler.queues}
+    assert shares == {name: float(c) for name, c in (
+        part.split() for part in recorded["cluster"]["queues"].split(", "))}
+    assert scheduler.type == "capacity"
+    assert cluster.maximum_allocation == Res(6144, 6)
+
+
+def test_the_history_on_its_own_cluster(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["simulate", "--jhist", str(JHIST_MINI), "--cluster-from", str(RECORDING), "--json"]
+    assert main(args) == 0
+    (line,) = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+    assert line["jobs_finished"] == 2 and line["jobs_failed"] == 0
+
+
+def test_bad_clusters_are_clear_errors(tmp_path: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    snap = snapshot_from(str(RECORDING))
+    with pytest.raises(WorkloadError, match="no running node"):
+        cluster_of(replace(snap, nodes=()), "rec")
+    with pytest.raises(WorkloadError, match="no leaf queue"):
+        cluster_of(replace(snap, queues=()), "rec")
+    wl, _ = read_history("jhist", [JHIST_MINI])
+    lost = replace(wl, jobs=tuple(replace(j, queue="nosuch") for j in wl.jobs))
+    with pytest.raises(WorkloadError, match="'nosuch' is not a leaf queue"):
+        on_cluster(lost, str(RECORDING))
+    assert main(["simulate", "--jhist", str(JHIST_MINI), "--cluster-from", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path}: not a recording or an RM URL" in err and "Traceback" not in err
