@@ -101,6 +101,15 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
     p.add_argument("--node-vcores", type=int, metavar="V")
     p.add_argument("--png", type=Path, metavar="OUT",
                    help="write a timeline of memory allocated per job (needs matplotlib)")
+    p.add_argument("--report", action="store_true",
+                   help="the what-if report: the baseline, the configuration (the shipped "
+                        "defaults without --config) and each policy alone, over --seeds")
+    p.add_argument("--seeds", type=int, default=1, metavar="N",
+                   help="with --report: seeds per variant (a 95 %% interval from 2 on)")
+    p.add_argument("--workers", type=int, default=0, metavar="N",
+                   help="with --report: parallel processes (default: one per core)")
+    p.add_argument("--html", type=Path, metavar="OUT",
+                   help="with --report: also write the report as one offline HTML page")
     p.add_argument("--json", action="store_true", help="one JSON object per mode")
     p.add_argument("--jobs", action="store_true", help="with --json: per-job times too")
     p.add_argument("--max-jobs", type=int, default=0, metavar="N",
@@ -122,6 +131,12 @@ def _positive(args: argparse.Namespace) -> list[str]:
             bad.append(f"--{name.replace('_', '-')} must be positive, got {v}")
     if args.warm < 0:
         bad.append(f"--warm must be 0 or more, got {args.warm}")
+    if args.seeds < 1 or args.seeds > 100:
+        bad.append(f"--seeds must be 1 to 100, got {args.seeds}")
+    if args.workers < 0:
+        bad.append(f"--workers must be 0 (one per core) or more, got {args.workers}")
+    if args.html is not None and not args.report:
+        bad.append("--html needs --report")
     return bad
 
 
@@ -214,6 +229,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         for msg in exc.problems:
             print(f"  {msg}", file=sys.stderr)
         return 2
+    if args.report:
+        return _report(args, wl)
     paper = args.paper or wl.paper
     if args.mode == "in-rm" and not paper:
         where = f"`paper:` in {args.workload}" if args.workload is not None else \
@@ -250,6 +267,23 @@ def cmd_simulate(args: argparse.Namespace) -> int:
             print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
             return 2
     return 1 if any(r.stalled for r, _ in runs) else 0
+
+
+def _report(args: argparse.Namespace, wl: Workload) -> int:
+    """``--report``: every variant, printed as text or JSON, and the page if asked."""
+    from yarn_advisor.simulator.whatif import to_json, to_text, what_if
+    from yarn_advisor.simulator.whatif_html import to_html
+
+    report = what_if(wl, args.config, args.scheduler, seeds=args.seeds, workers=args.workers)
+    print(json.dumps(to_json(report), sort_keys=True) if args.json else to_text(report),
+          flush=True)
+    if args.html is not None:
+        try:
+            args.html.write_text(to_html(report), encoding="utf-8")
+        except OSError as exc:
+            print(f"yarn-advisor simulate: cannot write {args.html}: {exc}", file=sys.stderr)
+            return 2
+    return 0
 
 
 def _run_modes(args: argparse.Namespace, wl: Workload, cfg: AdvisorConfig | None,

@@ -46,9 +46,10 @@ class JobRecord:
     name: str
     queue: str
     submit_ms: int
-    start_ms: int = 0
+    start_ms: int = 0  # its AM container allocated (the wait ends)
     finish_ms: int = 0
     state: str = "RUNNING"
+    user: str = ""
 
 
 @dataclass
@@ -164,7 +165,8 @@ class Metrics:
             wall_s=round(wall_s, 3),
             job_order=[j.job for j in sorted(done, key=lambda j: (j.finish_ms, j.submit_ms))],
             job_times={j.job: {"submit_s": j.submit_ms / 1000, "start_s": j.start_ms / 1000,
-                               "finish_s": j.finish_ms / 1000, "state": j.state}
+                               "finish_s": j.finish_ms / 1000, "state": j.state,
+                               "queue": j.queue, "user": j.user}
                        for j in self.jobs.values()},
         )
 

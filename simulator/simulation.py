@@ -235,7 +235,8 @@ class Simulation:
         self.apps[app.id] = app
         self.app_of_job[job.id] = app
         self.rm.apps[app.id] = app
-        self.metrics.jobs[app.id] = JobRecord(app.id, job.id, job.name, job.queue, now)
+        self.metrics.jobs[app.id] = JobRecord(app.id, job.id, job.name, job.queue, now,
+                                              user=job.user)
         app.state = "SUBMITTED"
         try:
             self.scheduler.add_app(app)

@@ -41,6 +41,7 @@ data, and on Hadoop 3.4 files of the test cluster.
 from __future__ import annotations
 
 import json
+import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Iterator, Mapping
@@ -92,7 +93,9 @@ _CONF_KEYS = {
     "reduce_mb": ("mapreduce.reduce.memory.mb", "mapred.job.reduce.memory.mb"),
     "map_vcores": ("mapreduce.map.cpu.vcores",),
     "reduce_vcores": ("mapreduce.reduce.cpu.vcores",),
+    "am_mb": ("yarn.app.mapreduce.am.resource.mb",),
 }
+_SLOWSTART = "mapreduce.job.reduce.slowstart.completedmaps"  # a share, not a count
 _RESULTS = {"SUCCEEDED": SUCCESS, "SUCCESS": SUCCESS, "FAILED": FAILED, "KILLED": KILLED}
 
 
@@ -363,11 +366,12 @@ def _task(job: _Job, body: Mapping[str, Any], kind: str) -> _Task:
     return task
 
 
-def _read_conf(conf: Path, report: ReadReport) -> dict[str, int]:
-    """The memory and vcores a job asked per task type, from its ``_conf.xml``
-    (streamed: a job conf holds about a thousand properties)."""
+def _read_conf(conf: Path, report: ReadReport) -> dict[str, float]:
+    """The memory and vcores a job asked per task type (and its AM's memory and
+    reduce slow start), from its ``_conf.xml`` (streamed: a job conf holds
+    about a thousand properties)."""
     wanted = {key: name for name, keys in _CONF_KEYS.items() for key in keys}
-    found: dict[str, int] = {}
+    found: dict[str, float] = {}
     try:
         name = value = None
         for _, elem in ET.iterparse(conf):
@@ -376,8 +380,12 @@ def _read_conf(conf: Path, report: ReadReport) -> dict[str, int]:
             elif elem.tag == "value":
                 value = (elem.text or "").strip()
             elif elem.tag == "property":
-                if name in wanted and value and value.lstrip("-").isdigit():
+                if name in wanted and value and value.lstrip("-").isdigit() and len(value) < 12:
                     found.setdefault(wanted[name], int(value))
+                elif name == _SLOWSTART and value:
+                    share = _share(value)
+                    if share is not None:
+                        found.setdefault("slowstart", share)
                 name = value = None
                 elem.clear()
     except (ET.ParseError, OSError) as exc:
@@ -385,7 +393,16 @@ def _read_conf(conf: Path, report: ReadReport) -> dict[str, int]:
     return found
 
 
-def _build(job: _Job, asked: Mapping[str, int]) -> TraceJob:
+def _share(value: str) -> float | None:
+    """A share in [0, 1] as configured, or None."""
+    try:
+        share = float(value) if len(value) < 32 else math.nan
+    except ValueError:
+        return None
+    return share if 0.0 <= share <= 1.0 else None
+
+
+def _build(job: _Job, asked: Mapping[str, float]) -> TraceJob:
     if not job.job_id:  # JOB_SUBMITTED lost: the id is in every task id
         some = next(iter(job.tasks), "")
         m = re.search(r"_(\d+_\d+)_", some)
@@ -396,7 +413,7 @@ def _build(job: _Job, asked: Mapping[str, int]) -> TraceJob:
             TraceAttempt(a_id, host, start, end, result)
             for a_id, (host, start, end, result) in t.attempts.items()
         )
-        vcores = asked.get("map_vcores" if t.type == "MAP" else "reduce_vcores", -1)
+        vcores = int(asked.get("map_vcores" if t.type == "MAP" else "reduce_vcores", -1))
         task = TraceTask(task_id, t.type, t.status, t.start_ms, t.finish_ms, attempts,
                          vcores=vcores if t.type in MR_STAGES else -1)
         placed = t.type in MR_STAGES and not job.uberized and (attempts or t.status == SUCCESS
@@ -406,6 +423,8 @@ def _build(job: _Job, asked: Mapping[str, int]) -> TraceJob:
         job_id=job.job_id, user=job.user, name=job.name, queue=job.queue, job_type="",
         outcome=job.outcome, submit_ms=job.submit_ms, launch_ms=job.launch_ms,
         finish_ms=job.finish_ms, total_maps=job.total_maps, total_reduces=job.total_reduces,
-        map_mb=asked.get("map_mb", -1), reduce_mb=asked.get("reduce_mb", -1), heap_mb=-1,
-        maps=tuple(groups["MAP"]), reduces=tuple(groups["REDUCE"]), others=tuple(groups[""]),
+        map_mb=int(asked.get("map_mb", -1)), reduce_mb=int(asked.get("reduce_mb", -1)),
+        heap_mb=-1, maps=tuple(groups["MAP"]), reduces=tuple(groups["REDUCE"]),
+        others=tuple(groups[""]), am_mb=int(asked.get("am_mb", -1)),
+        slowstart=asked.get("slowstart", -1.0),
     )

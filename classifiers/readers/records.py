@@ -106,6 +106,8 @@ class TraceJob:
     others: tuple[TraceTask, ...] = ()
     framework: str = MAPREDUCE
     stage_tasks: tuple[TraceTask, ...] = ()
+    am_mb: int = -1  # the application master's container (the what-if's AM ask)
+    slowstart: float = -1.0  # mapreduce.job.reduce.slowstart.completedmaps (-1: unknown)
 
     def memory_mb(self, task_type: str) -> int:
         """Memory asked for a task of this type, -1 if unknown. Hadoop 1 traces

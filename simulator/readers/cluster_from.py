@@ -11,7 +11,9 @@ cycle of a recording (``yarn-advisor record``). What the simulation takes:
   node label and ``maximum-am-resource-percent`` (the queue's own, else the
   scheduler's; read from scheduler-conf where the RM serves it);
 - ``node-locality-delay`` and ``yarn.cluster.max-application-priority``;
-- the largest node as the maximum allocation.
+- the scheduler's minimum and maximum allocation (``yarn.scheduler.minimum-`` and
+  ``maximum-allocation-mb`` / ``-vcores`` from ``/conf``; YARN's defaults 1024 MB
+  and 1 vcore, and the largest node, where the RM or the recording does not say).
 
 Not taken: queue ordering policies other than FIFO (the simulated
 CapacityScheduler orders FIFO by priority), the hierarchy above the leaves
@@ -49,6 +51,13 @@ SCHEDULER_TYPES = {"capacityScheduler": "capacity", "fairScheduler": "fair",
                    "fifoScheduler": "fifo"}
 CS = "yarn.scheduler.capacity."
 MAX_PRIORITY = 10_000  # a larger configured value is taken as this (YARN's int, bounded)
+ALLOCATION_KEYS = {  # RM settings the scheduler rounds asks with (read from /conf)
+    "min_mb": "yarn.scheduler.minimum-allocation-mb",
+    "min_vcores": "yarn.scheduler.minimum-allocation-vcores",
+    "max_mb": "yarn.scheduler.maximum-allocation-mb",
+    "max_vcores": "yarn.scheduler.maximum-allocation-vcores",
+}
+CONF_KEYS = ("yarn.cluster.max-application-priority", *ALLOCATION_KEYS.values())
 
 
 def on_cluster(wl: Workload, source: str, scheduler: str | None = None) -> Workload:
@@ -56,6 +65,7 @@ def on_cluster(wl: Workload, source: str, scheduler: str | None = None) -> Workl
     cluster's own, if given). Jobs of a queue the cluster lacks, or asking more
     than its largest node, are errors (the RM would reject them)."""
     cluster, spec = cluster_of(snapshot_from(source), source)
+    cluster = replace(cluster, timing=wl.cluster.timing)  # the history's, not the snapshot's
     if scheduler:
         spec = replace(spec, type=scheduler)
     names = {q.name for q in spec.queues}
@@ -83,7 +93,8 @@ def snapshot_from(source: str) -> Snapshot:
     try:
         if source.startswith(("http://", "https://")):
             cfg = load_config(None, {"rm": {"urls": [source]}, "dry_run": True,
-                                     "state_dir": tempfile.gettempdir()})
+                                     "state_dir": tempfile.gettempdir(),
+                                     "sense": {"rm_conf_keys": list(CONF_KEYS)}})
             return build_sensor(cfg).sense(int(time.time() * 1000))
         recording = open_recording(Path(source))
         if not recording.cycles:
@@ -116,8 +127,18 @@ def cluster_of(snap: Snapshot, source: str) -> tuple[Cluster, SchedulerSpec]:
                         for (rack, label, mem, vcores), hosts in sorted(groups.items()))
     biggest = max(node_groups, key=lambda g: (g.memory_mb, g.vcores))
     labels = tuple(sorted({g.label for g in node_groups if g.label}))
-    cluster = Cluster(groups=node_groups, hdfs=Hdfs(), minimum_allocation=Res(1024, 1),
-                      maximum_allocation=Res(biggest.memory_mb, biggest.vcores), labels=labels)
+    rm = {k: _opt_float(snap.rm_conf.get(key)) for k, key in ALLOCATION_KEYS.items()}
+
+    def bound(key: str, default: int, top: int) -> int:
+        value = rm[key]
+        return default if value is None or value < 1 else int(min(value, top))
+
+    cluster = Cluster(
+        groups=node_groups, hdfs=Hdfs(), labels=labels,
+        minimum_allocation=Res(bound("min_mb", 1024, biggest.memory_mb),
+                               bound("min_vcores", 1, biggest.vcores)),
+        maximum_allocation=Res(bound("max_mb", biggest.memory_mb, biggest.memory_mb),
+                               bound("max_vcores", biggest.vcores, biggest.vcores)))
     conf = snap.scheduler_conf
     am_percent = _float(conf.get(CS + "maximum-am-resource-percent"), 0.1)
     queues = tuple(

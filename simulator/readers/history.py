@@ -16,6 +16,9 @@ REDUCE) are approximated by two waves: the tasks of the stage that started
 first, then every later stage's tasks once those end (slow start 1.0);
 executor reuse is not modelled (each task is a container).
 
+The application masters' start-up (submission to the AM's start) and
+wind-down (last task to the job's end) are the medians the history shows.
+
 What the history lacks. No history records measured use: as for every trace,
 a task is assumed to use what it asked for (``Phase`` at full use), which is
 what the RM schedules by. Nodes are the hosts the attempts ran on (one rack
@@ -37,7 +40,7 @@ from yarn_advisor.classifiers.readers.tasks_csv import TaskCsvReader
 from yarn_advisor.simulator.fields import WorkloadError
 from yarn_advisor.simulator.readers.common import DEFAULT_OPTIONS, TraceOptions
 from yarn_advisor.simulator.readers.rumen import workload_from_jobs
-from yarn_advisor.simulator.spec import Workload
+from yarn_advisor.simulator.spec import Timing, Workload
 
 READERS: dict[str, Callable[[list[Path]], JobReader]] = {
     "jhist": JhistReader, "spark-events": SparkEventLogReader, "tasks": TaskCsvReader}
@@ -72,7 +75,23 @@ def read_history(kind: str, paths: Iterable[str | Path],
         raise WorkloadError([f"{where}: the history names no host: give the cluster "
                              "with --nodes N or --cluster-from"])
     name = given[0].name.split(".")[0] if len(given) == 1 else f"{kind}-history"
-    return workload_from_jobs(given[0], raw, opts, name=name, barrier=barrier), report
+    wl = workload_from_jobs(given[0], raw, opts, name=name, barrier=barrier)
+    return replace(wl, cluster=replace(wl.cluster, timing=am_timing(raw))), report
+
+
+def am_timing(jobs: list[TraceJob]) -> Timing:
+    """The application masters' start-up and wind-down as the history shows them
+    (medians over the jobs that record them): submission to the AM's start, and
+    the last task's end to the job's; YARN's usual figures where none does."""
+    starts = sorted(j.launch_ms - j.submit_ms for j in jobs
+                    if 0 < j.submit_ms <= j.launch_ms)
+    ends = sorted(j.finish_ms - last for j in jobs
+                  for last in [max((t.finish_ms for t in (*j.maps, *j.reduces)), default=0)]
+                  if 0 < last <= j.finish_ms)
+    default = Timing()
+    return replace(default,
+                   am_launch=starts[len(starts) // 2] if starts else default.am_launch,
+                   am_finish=ends[len(ends) // 2] if ends else default.am_finish)
 
 
 def two_waves(job: TraceJob) -> TraceJob:

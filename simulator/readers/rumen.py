@@ -26,6 +26,8 @@ from yarn_advisor.simulator.readers.common import (
 )
 from yarn_advisor.simulator.spec import MAP, REDUCE, Job, Phase, Res, Stage, Workload
 
+DEFAULT_SLOWSTART = 0.05  # mapreduce.job.reduce.slowstart.completedmaps, YARN's default
+
 
 def read_rumen(path: str | Path, opts: TraceOptions = DEFAULT_OPTIONS) -> Workload:
     p = Path(path)
@@ -105,5 +107,7 @@ def _job(p: Path, job: RumenJob, start: int, opts: TraceOptions,
     return Job(id=job.job_id, name=job.name or job.job_id,
                submit_ms=max(0, job.submit_ms - start) if job.submit_ms > 0 else 0,
                maps=maps, reduces=reduces, user=job.user or "user",
-               queue=(job.queue or "default").removeprefix("root."), am=Res(opts.am_mb, 1),
-               app_type=job.framework or "MAPREDUCE")
+               queue=(job.queue or "default").removeprefix("root."),
+               am=Res(job.am_mb if job.am_mb > 0 else opts.am_mb, 1),
+               app_type=job.framework or "MAPREDUCE",
+               slowstart=job.slowstart if job.slowstart >= 0 else DEFAULT_SLOWSTART)

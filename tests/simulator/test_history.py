@@ -39,10 +39,17 @@ def test_a_jobhistory_done_dir_becomes_its_jobs_as_they_ran() -> None:
         assert sim.maps is not None and sim.reduces is not None
         assert list(sim.maps.durations_ms) == [t.duration_ms for t in job.maps]
         assert list(sim.reduces.durations_ms) == [t.duration_ms for t in job.reduces]
-        assert sim.slowstart == 0.05  # a MapReduce job keeps YARN's default
     one, two = wl.jobs
-    assert one.maps is not None and one.maps.request.memory_mb == 768  # from its _conf.xml
+    conf = next(JHIST_MINI.rglob("*_0001_conf.xml")).read_text()
+    for key, value in (("mapreduce.map.memory.mb", "768"),
+                       ("yarn.app.mapreduce.am.resource.mb", "512"),
+                       ("mapreduce.job.reduce.slowstart.completedmaps", "1.0")):
+        assert f"<name>{key}</name><value>{value}</value>" in conf, key
+    # the first job as its _conf.xml says; the second has none: the defaults
+    assert one.maps is not None and one.maps.request.memory_mb == 768
+    assert (one.am.memory_mb, one.slowstart) == (512, 1.0)
     assert two.maps is not None and two.maps.request.memory_mb == TraceOptions.map_mb
+    assert (two.am.memory_mb, two.slowstart) == (TraceOptions.am_mb, 0.05)
     hosts = {h for j in jobs for t in j.maps for a in t.attempts for h in [a.host] if h}
     assert {h for g in wl.cluster.groups for h in g.hosts} == {
         h.rpartition("/")[2] for h in hosts}
