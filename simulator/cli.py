@@ -32,15 +32,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from dataclasses import replace
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from yarn_advisor.advisor.engine.settings import load_config
 from yarn_advisor.classifiers.readers.sources import ReadReport
 from yarn_advisor.config.base import ConfigError
-from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.simulator.fields import WorkloadError
 from yarn_advisor.simulator.inrm import run_inrm
 from yarn_advisor.simulator.metrics import Report
@@ -107,7 +108,8 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
     p.add_argument("--seeds", type=int, default=1, metavar="N",
                    help="with --report: seeds per variant (a 95 %% interval from 2 on)")
     p.add_argument("--workers", type=int, default=0, metavar="N",
-                   help="with --report: parallel processes (default: one per core)")
+                   help="parallel processes for several modes or a report's runs "
+                        "(default: one per core; 1: all in this process)")
     p.add_argument("--html", type=Path, metavar="OUT",
                    help="with --report: also write the report as one offline HTML page")
     p.add_argument("--json", action="store_true", help="one JSON object per mode")
@@ -215,10 +217,9 @@ def cmd_simulate(args: argparse.Namespace) -> int:
         for msg in problems:
             print(f"yarn-advisor simulate: {msg}", file=sys.stderr)
         return 2
-    cfg = None
-    if args.config is not None:
+    if args.config is not None:  # checked here, once: each run loads it again by path
         try:
-            cfg = load_config(args.config)
+            load_config(args.config)
         except ConfigError as exc:
             print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
             return 2
@@ -242,10 +243,10 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     # a trace (or a workload without paper:) has no in-RM algorithm: all = the others
     modes = ([m for m in MODES if m != "in-rm" or paper]) if args.mode == "all" \
         else [args.mode]
-    runs: list[tuple[Report, Simulation]] = []
+    runs: list[tuple[Report, Simulation | None]] = []
     lines: list[tuple[Report, dict[str, Any], AdvisorTally | None]] = []
     try:
-        _run_modes(args, wl, cfg, paper, modes, show, runs, lines)
+        _run_modes(args, wl, paper, modes, show, runs, lines)
     except SimulationStuck as exc:
         print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
         return 1
@@ -261,7 +262,8 @@ def cmd_simulate(args: argparse.Namespace) -> int:
     if args.png is not None:
         try:
             write_timeline([(f"{wl.name}: {r.scheduler} ({r.mode})", s.metrics.samples,
-                             sum(n.total_mem for n in s.nodes)) for r, s in runs],
+                             sum(n.total_mem for n in s.nodes)) for r, s in runs
+                            if s is not None],
                            args.png, wl.name)
         except TimelineError as exc:
             print(f"yarn-advisor simulate: {exc}", file=sys.stderr)
@@ -286,37 +288,71 @@ def _report(args: argparse.Namespace, wl: Workload) -> int:
     return 0
 
 
-def _run_modes(args: argparse.Namespace, wl: Workload, cfg: AdvisorConfig | None,
-               paper: str | None, modes: list[str], show: bool,
-               runs: list[tuple[Report, Simulation]],
-               lines: list[tuple[Report, dict[str, Any], AdvisorTally | None]]) -> None:
-    """Run each mode in turn, printing a line as soon as it is known."""
-    for mode in modes:
-        tally: AdvisorTally | None = None
-        extra: dict[str, Any] = {}
-        if mode == "baseline":
-            report, sim = run_baseline(wl, args.scheduler, show)
-        elif mode in ("sidecar", "plugin"):
-            bar = ProgressBar(f"simulate {wl.name} {mode}") if show else None
-            try:
-                report, tally, sim = run_sidecar(wl, args.scheduler, cfg, progress=bar,
-                                                 warm=args.warm, precision=mode == "plugin")
-            finally:
-                if bar is not None:
-                    bar.close()
+@dataclass(frozen=True)
+class ModeRun:
+    """One mode of one simulate command, as a worker process gets it (the advisor's
+    configuration by path: a loaded one does not pickle)."""
+
+    mode: str
+    workload: Workload
+    scheduler: str | None
+    config: Path | None
+    paper: str | None
+    warm: int
+
+
+def run_mode(job: ModeRun, show: bool = False
+             ) -> tuple[Report, dict[str, Any], AdvisorTally | None, Simulation]:
+    """Run one mode: its report, the extra fields of its line, the advisor's tally."""
+    wl, tally = job.workload, None
+    extra: dict[str, Any] = {}
+    cfg = load_config(job.config) if job.config is not None else None
+    if job.mode == "baseline":
+        report, sim = run_baseline(wl, job.scheduler, show)
+        return report, extra, tally, sim
+    bar = ProgressBar(f"simulate {wl.name} {job.mode}") if show else None
+    try:
+        if job.mode in ("sidecar", "plugin"):
+            report, tally, sim = run_sidecar(wl, job.scheduler, cfg, progress=bar,
+                                             warm=job.warm, precision=job.mode == "plugin")
             extra = {"advisor": tally.to_json()}
         else:
-            assert paper is not None  # in-rm is a mode only with a paper
-            bar = ProgressBar(f"simulate {wl.name} in-rm {paper}") if show else None
-            try:
-                report, sim = run_inrm(wl, paper, cfg, progress=bar)
-            finally:
-                if bar is not None:
-                    bar.close()
-            extra = {"paper": paper}
+            assert job.paper is not None  # in-rm is a mode only with a paper
+            report, sim = run_inrm(wl, job.paper, cfg, progress=bar)
+            extra = {"paper": job.paper}
+    finally:
+        if bar is not None:
+            bar.close()
+    return report, extra, tally, sim
+
+
+def _in_worker(job: ModeRun) -> tuple[Report, dict[str, Any], AdvisorTally | None]:
+    report, extra, tally, _ = run_mode(job)
+    return report, extra, tally
+
+
+def _run_modes(args: argparse.Namespace, wl: Workload, paper: str | None, modes: list[str],
+               show: bool, runs: list[tuple[Report, Simulation | None]],
+               lines: list[tuple[Report, dict[str, Any], AdvisorTally | None]]) -> None:
+    """Run each mode, printing the baseline (or a single mode) as soon as it is known.
+    Several modes go to parallel processes (one per core, at most one per mode)
+    unless a timeline is drawn (it needs each run's simulation here) or
+    ``--workers 1``."""
+    jobs = [ModeRun(m, wl, args.scheduler, args.config, paper, args.warm) for m in modes]
+    workers = min(len(jobs), args.workers or os.cpu_count() or 1)
+    if workers > 1 and args.png is None:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            for report, extra, tally in pool.map(_in_worker, jobs):
+                runs.append((report, None))
+                lines.append((report, extra, tally))
+                if args.mode != "all" or report.mode == "baseline":
+                    _print(args, report, extra, tally)
+        return
+    for job in jobs:
+        report, extra, tally, sim = run_mode(job, show)
         runs.append((report, sim))
         lines.append((report, extra, tally))
-        if args.mode != "all" or mode == "baseline":
+        if args.mode != "all" or job.mode == "baseline":
             _print(args, report, extra, tally)
 
 

@@ -57,7 +57,6 @@ _STARTED = ("RUNNING", "SUCCEEDED")  # a task's Task moves with the clock only o
 
 # a node's state and use -> its Node's parts that follow from them
 _NodeKey = tuple[str, int, int, int, float, int, int, int, str]
-_NodeParts = tuple[tuple[str, ...], Resources, Resources, Resources, NodeUtilization]
 # a task -> its id, and (for a task not started) what its Task follows from, and that Task
 _TaskEntry = tuple[str, tuple[str, int, SimContainer | None] | None, Task | None]
 
@@ -68,7 +67,7 @@ class _Reuse:
     __slots__ = ("nodes", "tasks")
 
     def __init__(self) -> None:
-        self.nodes: dict[SimNode, tuple[_NodeKey, _NodeParts]] = {}
+        self.nodes: dict[SimNode, tuple[_NodeKey, Node]] = {}
         self.tasks: dict[SimTask, _TaskEntry] = {}
 
 
@@ -117,24 +116,25 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
     )
 
 
-def _node(n: SimNode, ts: int, now: int,
-          reuse: dict[SimNode, tuple[_NodeKey, _NodeParts]]) -> Node:
+def _node(n: SimNode, ts: int, now: int, reuse: dict[SimNode, tuple[_NodeKey, Node]]) -> Node:
+    """The node as ``/nodes`` lists it; the previous snapshot's object while nothing
+    the advisor reads of it changed (its ``last_health_update`` is then when it last
+    changed: no policy reads it, and 600 nodes x every cycle was a tenth of a run)."""
     used_cpu = min(n.use_cpu, n.real_cpu)
     key = (n.state, n.alloc_mem, n.alloc_vc, n.use_mem, used_cpu, len(n.containers),
            n.total_mem, n.total_vc, n.label)
     known = reuse.get(n)
     if known is not None and known[0] == key:
-        labels, total, used, available, utilization = known[1]
-    else:
-        labels, total = (n.label,) if n.label else (), Resources(n.total_mem, n.total_vc)
-        used = Resources(n.alloc_mem, n.alloc_vc)
-        available = Resources(n.total_mem - n.alloc_mem, n.total_vc - n.alloc_vc)
-        utilization = NodeUtilization(node_pmem_mb=n.use_mem, node_vmem_mb=n.use_mem,
-                                      node_cpu=used_cpu, containers_pmem_mb=n.use_mem,
-                                      containers_vmem_mb=n.use_mem, containers_cpu=used_cpu)
-        reuse[n] = (key, (labels, total, used, available, utilization))
-    return Node(n.id, n.host, n.rack, n.state, n.http_address, labels, total, used,
-                available, len(n.containers), utilization, ts + now, "3.4.2")
+        return known[1]
+    utilization = NodeUtilization(node_pmem_mb=n.use_mem, node_vmem_mb=n.use_mem,
+                                  node_cpu=used_cpu, containers_pmem_mb=n.use_mem,
+                                  containers_vmem_mb=n.use_mem, containers_cpu=used_cpu)
+    node = Node(n.id, n.host, n.rack, n.state, n.http_address, (n.label,) if n.label else (),
+                Resources(n.total_mem, n.total_vc), Resources(n.alloc_mem, n.alloc_vc),
+                Resources(n.total_mem - n.alloc_mem, n.total_vc - n.alloc_vc),
+                len(n.containers), utilization, ts + now, "3.4.2")
+    reuse[n] = (key, node)
+    return node
 
 
 def _metrics(sim: Simulation, total_mem: int, total_vc: int) -> ClusterMetrics:

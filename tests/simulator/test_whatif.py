@@ -148,3 +148,20 @@ def test_cli_report_bad_arguments_are_exit_2(argv: list[str], needle: str,
     wl = ROOT / "tests" / "simulator" / "workloads" / "burst_uses_what_it_asks.yaml"
     assert simulate_main(["simulate", "--workload", str(wl), *argv]) == 2
     assert needle in capsys.readouterr().err
+
+
+def test_modes_in_worker_processes_print_what_one_process_prints(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    wl = ROOT / "tests" / "simulator" / "workloads" / "burst_uses_what_it_asks.yaml"
+
+    def lines(workers: str) -> list[dict[str, object]]:
+        assert simulate_main(["simulate", "--workload", str(wl), "--mode", "all", "--json",
+                              "--workers", workers]) == 0
+        out = [json.loads(x) for x in capsys.readouterr().out.splitlines()]
+        for x in out:
+            x.pop("wall_s")
+        return out
+
+    one, two = lines("1"), lines("2")
+    assert [x["mode"] for x in one] == ["baseline", "sidecar", "plugin"]
+    assert one == two
