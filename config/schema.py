@@ -214,6 +214,20 @@ LEVER_KINDS = ("set_app_priority", "move_app_queue", "kill_app", "update_schedul
 NODE_RESOURCE_LIMITS = KindLimits(cooldown_s=20.0, max_actions_per_target=60)
 
 
+class WatchdogSettings(ConfigModel):
+    """The harm watchdog of enforce mode (advisor/act/watchdog.py): past a threshold a
+    policy is switched to dry-run for ``hold_s`` and its live changes are rolled back."""
+
+    enabled: bool = True
+    window_s: float = Field(1800.0, gt=0)  # how far back harm is counted
+    hold_s: float = Field(86400.0, ge=0)  # a tripped policy stays in dry-run this long
+    task_failures: int = Field(5, ge=1)  # failed or killed tasks on a policy's changed nodes
+    failure_ratio: float = Field(2.0, ge=1)  # ... at this many times the other nodes' rate
+    unhealthy_nodes: int = Field(1, ge=1)  # changed nodes turned UNHEALTHY or LOST
+    failed_apps: int = Field(2, ge=1)  # apps failed, with task failures on changed nodes
+    refused_writes: int = Field(3, ge=1)  # writes refused, failed or lost
+
+
 class ActuatorSettings(ConfigModel):
     """The one writer's guardrails (enforce itself: top-level and per-policy ``dry_run``)."""
 
@@ -235,6 +249,7 @@ class ActuatorSettings(ConfigModel):
     max_snapshot_age_s: float = Field(120.0, gt=0)
     overcommit_timeout_ms: int = Field(-1, ge=-1)
     rollback_hold_s: float = Field(3600.0, ge=0)
+    watchdog: WatchdogSettings = WatchdogSettings()
     kinds: dict[str, KindLimits] = Field(
         default_factory=lambda: {"update_node_resource": NODE_RESOURCE_LIMITS})
 

@@ -72,12 +72,15 @@ class AdvisorTally:
     sent: list[tuple[int, Kind, str, Payload]] = field(default_factory=list)
 
     plugin: dict[str, object] | None = None  # plugin mode: tables taken up, vetoes by reason
+    trips: dict[str, int] = field(default_factory=dict)  # the harm watchdog's: "policy signal"
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"cycles": self.cycles, "skipped": self.skipped,
                                   "actions": self.actions, "blocked": self.blocked}
         if self.plugin is not None:
             out["plugin"] = self.plugin
+        if self.trips:
+            out["trips"] = self.trips
         return out
 
 
@@ -159,6 +162,7 @@ def _one_run(wl: Workload, scheduler: str | Scheduler | None, conf: AdvisorConfi
     sim.every(interval_ms, cycle)
     report = sim.run(progress=progress)
     tally.blocked = {b.value: n for b, n in advisor.actuator.blocked.items()}
+    tally.trips = {f"{p} {sig.value}": n for (p, sig), n in sorted(advisor.actuator.trips.items())}
     tally.sent = levers.sent
     if plugin is not None:
         tally.plugin = {"published": plugin.published, "tables": plugin.polls_applied,

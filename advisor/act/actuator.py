@@ -49,7 +49,8 @@ from yarn_advisor.advisor.act.levers import unavailable
 from yarn_advisor.advisor.act.memory import GuardMemory, Key
 from yarn_advisor.advisor.act.outcomes import Block, Outcome
 from yarn_advisor.advisor.act.publish import Publisher
-from yarn_advisor.advisor.act.rollback import DONE, inverse
+from yarn_advisor.advisor.act.rollback import DONE, inverse, select
+from yarn_advisor.advisor.act.watchdog import Signal, Trip, Watchdog
 from yarn_advisor.advisor.act.writer import Veto, Writer, entry_previous, journaled_write
 from yarn_advisor.advisor.model.decision_table import Decisions
 from yarn_advisor.advisor.model.jsonvalue import JsonValue
@@ -125,6 +126,9 @@ class Actuator:
     totals: Counter[ActionKey] = field(default_factory=Counter)
     blocked: Counter[Block] = field(default_factory=Counter)
     memory: GuardMemory = field(default_factory=GuardMemory)
+    watchdog: Watchdog | None = None  # enforce mode's harm watchdog (act/watchdog.py)
+    trips: Counter[tuple[str, Signal]] = field(default_factory=Counter)
+    _now: float = 0.0  # the current cycle's time (a tripped policy is checked against it)
     _quiet: dict[Key, tuple[str, float]] = field(default_factory=dict)
     _offset: int = 0
     _said: set[str] = field(default_factory=set)  # lever_unavailable reasons logged
@@ -133,7 +137,8 @@ class Actuator:
 
     def __post_init__(self) -> None:
         entries, self._offset = self.journal.read()
-        horizon = self.clock() - self.window_s
+        self._now = self.clock()
+        horizon = self._now - self.window_s
         for e in entries:  # a restart keeps cooldowns, per-target limits and holds
             self.learn(e, horizon, own=True)
 
@@ -146,19 +151,23 @@ class Actuator:
         """True when ``policy``'s recommendations are really sent."""
         if self.global_dry_run or self.writer is None:
             return False
-        return self.policy_dry_run.get(policy) is not True
+        return self.policy_dry_run.get(policy) is not True and \
+            not self.memory.is_tripped(policy, self._now)
 
     def act(self, recs: Sequence[Recommendation], snapshot: Snapshot,
             table: Decisions | None = None) -> Counter[ActionKey]:
         """The daemon's act step: counts by (kind, policy, outcome); the decision
         table, when precision mode is on, published under the cycle's guardrails."""
         now = snapshot.taken_at / 1000 if self.snapshot_clock else self.clock()
+        self._now = now
         entries, self._offset = self.journal.read(self._offset)
         for e in entries:  # rollbacks journaled by another process
             self.learn(e, now, own=False)
         self.memory.expire(now, self.window_s)
         self._quiet = {k: v for k, v in self._quiet.items() if now - v[1] < QUIET_S}
         cycle = _Cycle(self._cycle_block(snapshot, now))
+        if cycle.block is None:
+            self._watch(snapshot, now)
         counts: Counter[ActionKey] = Counter()
         for rec in recs:
             counts[(rec.kind, rec.policy, self._one(rec, snapshot, now, cycle))] += 1
@@ -224,6 +233,8 @@ class Actuator:
                 cycle.block = veto.reason
             return self._block(base, veto.reason, veto.previous, cycle=cycle)
         outcome = Outcome(result.outcome or Outcome.FAILED)
+        if self.watchdog is not None:
+            self.watchdog.wrote(base.policy, outcome, now)
         if result.sent:
             self.memory.wrote((base.kind, base.target), base.policy, entry_previous(result),
                               value, now)
@@ -372,7 +383,9 @@ class Actuator:
         start, on lines other processes appended, and by HA for restored or peer
         advisors' entries."""
         key = (e.kind, e.target)
-        if e.policy == ROLLBACK and e.phase in (Phase.INTENT, Phase.RESULT):
+        if e.phase is Phase.TRIPPED:  # a restart or a new leader keeps the policy in dry-run
+            self.memory.trip(e.policy, e.ts + self.settings.watchdog.hold_s)
+        elif e.policy == ROLLBACK and e.phase in (Phase.INTENT, Phase.RESULT):
             self.memory.hold(key, e.ts + self.settings.rollback_hold_s)
         elif own and e.phase is Phase.INTENT and e.ts >= horizon:
             try:
@@ -380,6 +393,43 @@ class Actuator:
             except ValueError:
                 value = None  # another version's shape: its time and owner still count
             self.memory.wrote(key, e.policy, entry_previous(e), value, e.ts)
+
+    # --- the harm watchdog ------------------------------------------------------------
+    def _watch(self, snap: Snapshot, now: float) -> None:
+        """Enforce mode, a cycle that may write: count harm; trip each policy past a
+        threshold (dry-run for ``hold_s``, journaled, logged, counted) and roll back its
+        live changes through :meth:`rollback`."""
+        if self.watchdog is None or not self.watchdog.settings.enabled or \
+                self.global_dry_run or self.writer is None:
+            return
+        for trip in self.watchdog.observe(snap, now, self.memory.changed()):
+            if self.enforcing(trip.policy):
+                self._trip(trip, now)
+
+    def tripped_policies(self) -> list[str]:
+        """The policies the harm watchdog holds in dry-run now."""
+        return sorted(p for p in self.memory.tripped if self.memory.is_tripped(p, self._now))
+
+    def _trip(self, trip: Trip, now: float) -> None:
+        hold = self.settings.watchdog.hold_s
+        self.memory.trip(trip.policy, now + hold)
+        self.trips[(trip.policy, trip.signal)] += 1
+        live = self.memory.changed()
+        oldest: dict[Key, Action] = {}  # newest first: the last seen is the first change
+        for a in select(self.journal.actions()):
+            if a.policy == trip.policy and live.get((a.kind, a.target), ("",))[0] == a.policy:
+                oldest[(a.kind, a.target)] = a
+        mine = list(oldest.values())  # one write per target, back to before the policy
+        self.journal.append(Entry(
+            id=new_id(), phase=Phase.TRIPPED, kind=trip.kind, target=trip.target,
+            policy=trip.policy, outcome="tripped", reason=trip.signal.value, count=trip.count,
+            summary=f"{trip.summary}: {trip.policy} is in dry-run for {hold:.0f} s and its "
+                    f"{len(mine)} live change(s) are rolled back"))
+        log.warning("watchdog: %s; %s goes to dry-run for %.0f s, rolling back %d live "
+                    "change(s)", trip.summary, trip.policy, hold, len(mine))
+        for step in self.rollback(mine):
+            if step.outcome in DONE:
+                self.memory.restored((step.kind, step.target))
 
     # --- rollback -------------------------------------------------------------------
     def rollback(self, actions: Sequence[Action], dry_run: bool = False) -> list[Entry]:
@@ -465,7 +515,8 @@ def build_actuator(cfg: AdvisorConfig, writer: Writer | None = None,
                    snapshot_clock: bool = False) -> Actuator:
     """The actuator ``cfg`` describes; without a ``writer`` it can only dry-run."""
     return Actuator(cfg.actuator, open_journal(cfg), writer, cfg.dry_run,
-                    policy_dry_run(cfg), snapshot_clock=snapshot_clock)
+                    policy_dry_run(cfg), snapshot_clock=snapshot_clock,
+                    watchdog=Watchdog(cfg.actuator.watchdog))
 
 
 def open_journal(cfg: AdvisorConfig) -> Journal:

@@ -47,6 +47,7 @@ class Phase(StrEnum):
     RESULT = "result"
     DRY_RUN = "dry_run"
     BLOCKED = "blocked"
+    TRIPPED = "tripped"  # the harm watchdog switched a policy to dry-run (act/watchdog.py)
 
 
 def new_id() -> str:

@@ -8,7 +8,8 @@
 - ``owners``: the policy that wrote last, and when: another policy leaves the
   target alone for ``target_window_s`` (two policies must not flap one
   application's priority);
-- ``holds``: until when a rolled-back target is left alone.
+- ``holds``: until when a rolled-back target is left alone;
+- ``tripped``: until when a policy the harm watchdog tripped stays in dry-run.
 
 One type with its own JSON form, so HA saves it and a new leader takes it
 back whole (:meth:`merge`: it never forgets a write it already knew), and
@@ -35,6 +36,7 @@ class GuardMemory:
     origins: dict[Key, Payload | None] = field(default_factory=dict)
     owners: dict[Key, tuple[str, float]] = field(default_factory=dict)
     holds: dict[Key, float] = field(default_factory=dict)
+    tripped: dict[str, float] = field(default_factory=dict)
 
     # --- what the guardrails read ---------------------------------------------------
     def recent(self, key: Key, since: float) -> list[float]:
@@ -51,6 +53,13 @@ class GuardMemory:
 
     def owner(self, key: Key) -> tuple[str, float] | None:
         return self.owners.get(key)
+
+    def changed(self) -> dict[Key, tuple[str, float]]:
+        """Each live change (a target not back at its origin) and the policy that owns it."""
+        return {k: self.owners[k] for k in self.origins if k in self.owners}
+
+    def is_tripped(self, policy: str, now: float) -> bool:
+        return self.tripped.get(policy, 0.0) > now
 
     def restoring(self, key: Key, value: Payload) -> bool:
         """True when ``value`` is what ``key`` held before the advisor changed it."""
@@ -74,6 +83,13 @@ class GuardMemory:
     def hold(self, key: Key, until: float) -> None:
         self.holds[key] = max(self.holds.get(key, 0.0), until)
 
+    def restored(self, key: Key) -> None:
+        """``key`` was written back to its origin by a rollback: no live change now."""
+        self.origins.pop(key, None)
+
+    def trip(self, policy: str, until: float) -> None:
+        self.tripped[policy] = max(self.tripped.get(policy, 0.0), until)
+
     def expire(self, now: float, window_s: float) -> None:
         """Forget what no guardrail reads any more: writes older than ``window_s``
         (their origin and owner with them) and holds that ended."""
@@ -85,6 +101,8 @@ class GuardMemory:
             del self.owners[key]
         for key in [k for k, until in self.holds.items() if until <= now]:
             del self.holds[key]
+        for policy in [p for p, until in self.tripped.items() if until <= now]:
+            del self.tripped[policy]
 
     def merge(self, other: GuardMemory) -> None:
         """Take ``other`` in (a saved state): times united, the later hold and owner,
@@ -99,6 +117,8 @@ class GuardMemory:
             mine = self.owners.get(key)
             if mine is None or at > mine[1]:
                 self.owners[key] = (policy, at)
+        for policy, until in other.tripped.items():
+            self.trip(policy, until)
 
     # --- JSON, for HA ---------------------------------------------------------------
     def to_json(self) -> dict[str, object]:
@@ -111,12 +131,13 @@ class GuardMemory:
                         for (k, t), v in sorted(self.origins.items(), key=lambda kv: kv[0])],
             "owners": [[k.value, t, policy, at]
                        for (k, t), (policy, at) in sorted(self.owners.items())],
+            "tripped": [[policy, until] for policy, until in sorted(self.tripped.items())],
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, object]) -> GuardMemory:
         """Inverse of :meth:`to_json` (ValueError, TypeError or KeyError if not one).
-        A state saved before owners were kept has none: they start empty."""
+        A state saved before owners (or trips) were kept has none: they start empty."""
         out = cls()
         for kind, target, times in _rows(data["times"], 3):
             out.times[(Kind(str(kind)), str(target))] = sorted(_num(t) for t in _list(times))
@@ -127,6 +148,8 @@ class GuardMemory:
             out.origins[(k, str(target))] = previous_from_json(k, value)
         for kind, target, policy, at in _rows(data.get("owners", []), 4):
             out.owners[(Kind(str(kind)), str(target))] = (str(policy), _num(at))
+        for policy, until in _rows(data.get("tripped", []), 2):
+            out.tripped[str(policy)] = _num(until)
         return out
 
 

@@ -20,7 +20,7 @@ just because nothing went wrong yet.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import metadata
 
@@ -28,6 +28,7 @@ from prometheus_client.core import Metric
 from prometheus_client.registry import Collector
 
 from yarn_advisor.advisor.act.outcomes import Block
+from yarn_advisor.advisor.act.watchdog import Signal
 from yarn_advisor.advisor.engine.classify import ClassifierSummary
 from yarn_advisor.advisor.loop.report import CycleReport, Totals
 from yarn_advisor.advisor.model.families import MIB, TOP_N, counter, gauge, single
@@ -74,14 +75,20 @@ class AdvisorCollector(Collector):
     """Yields the advisor's metric families from ``latest()`` and ``totals``.
 
     ``blocked``: guardrail blocks by reason since start; ``mode``: each policy's
-    mode; ``build``: the version and configuration hash of this process.
+    mode; ``build``: the version and configuration hash of this process;
+    ``trips``: the harm watchdog's trips by (policy, signal) since start, and
+    ``tripped``: the policies it holds in dry-run now.
     """
 
     def __init__(self, latest: Callable[[], CycleReport | None], totals: Totals,
                  blocked: Callable[[], Mapping[Block, int]] = dict, mode: Mode = dry_run_only,
                  build: BuildInfo | None = None,
-                 policies: Mapping[str, AnyPolicy] = POLICIES) -> None:
+                 policies: Mapping[str, AnyPolicy] = POLICIES,
+                 trips: Callable[[], Mapping[tuple[str, Signal], int]] = dict,
+                 tripped: Callable[[], Collection[str]] = tuple) -> None:
         self.latest = latest
+        self.trips = trips
+        self.tripped = tripped
         self.totals = totals
         self.blocked = blocked
         self.mode = mode
@@ -139,6 +146,14 @@ class AdvisorCollector(Collector):
         yield counter("actions_blocked", "Actions a guardrail stopped, by reason (mode: the "
                       "advisor's)", ["reason", "mode"],
                       [((r, mode), n) for r, n in sorted(blocked.items())])
+        trips = {(p, sig.value): 0 for p in self.policies for sig in Signal} | {
+            (p, sig.value): n for (p, sig), n in self.trips().items()}
+        yield counter("watchdog_trips", "Policies the harm watchdog switched to dry-run (and "
+                      "rolled back), by policy and signal", ["policy", "signal"],
+                      sorted(trips.items()))
+        held = set(self.tripped())
+        yield gauge("policy_tripped", "1 while the harm watchdog holds the policy in dry-run",
+                    ["policy"], [((p,), int(p in held)) for p in sorted(set(self.policies) | held)])
         ran = set(report.policy_seconds) if report is not None else set()
         yield counter("policy_errors", "Policy (and classifier) failures; the cycle went on "
                       "without them", ["policy"],

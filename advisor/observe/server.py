@@ -49,7 +49,8 @@ class AdvisorServer:
         self.registry.register(AdvisorCollector(
             lambda: advisor.latest, advisor.totals, lambda: actuator.blocked,
             lambda policy: "enforce" if actuator.enforcing(policy) else "dry_run",
-            BuildInfo.of(config)))
+            BuildInfo.of(config), trips=lambda: actuator.trips,
+            tripped=lambda: actuator.tripped_policies()))
         self.registry.register(HaCollector(
             lambda: ALONE if advisor.ha is None else advisor.ha.status()))
         self.httpd = ThreadingHTTPServer((host, port), self._handler())

@@ -91,3 +91,20 @@ def test_opera_lends_nothing_where_tasks_use_what_they_ask() -> None:
     assert tally.cycles >= 5
     assert [s for s in tally.sent if s[1] == "update_node_resource"] == []
     assert report.kills == 0 and report.makespan_s <= base.makespan_s
+
+
+@pytest.mark.slow  # OPERA's Spark workload twice
+def test_the_watchdog_trips_opera_when_lent_memory_fails_jobs() -> None:
+    """Memory lending on Spark executors that grow into their asks: tasks are killed on
+    the nodes OPERA raised and jobs fail. The watchdog switches OPERA to dry-run and
+    rolls the nodes back: fewer jobs fail than with the watchdog off."""
+    wl = load_workload(ROOT / "examples" / "workloads" / "opera_table2_mr_spark.yaml")
+    lend = load_config(ROOT / "examples" / "lend-memory.yaml")
+    off = load_config(ROOT / "examples" / "lend-memory.yaml",
+                      overrides={"actuator": {"watchdog": {"enabled": False}}})
+    harmed, quiet, _ = run_sidecar(wl, None, off)
+    guarded, tally, _ = run_sidecar(wl, None, lend)
+    assert harmed.jobs_failed > 0 and not quiet.trips
+    assert tally.trips == {"opera task_failures": 1}
+    assert guarded.jobs_failed < harmed.jobs_failed
+    assert any(k.startswith("opera update_node_resource dry_run") for k in tally.actions)

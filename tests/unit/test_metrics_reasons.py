@@ -54,3 +54,27 @@ def _error(reason: str) -> ConnectorError:
 
     E.reason = reason
     return E("x")
+
+
+def _lines(collector: AdvisorCollector, prefix: str) -> dict[str, float]:
+    registry = CollectorRegistry()
+    registry.register(collector)
+    return {labels: float(value) for labels, value in
+            (line.rsplit(" ", 1) for line in generate_latest(registry).decode().splitlines()
+             if line.startswith(prefix))}
+
+
+def test_every_watchdog_signal_is_exported_at_zero_and_trips_are_counted() -> None:
+    from yarn_advisor.advisor.act.watchdog import Signal
+    from yarn_advisor.advisor.policies import POLICIES
+
+    quiet = _lines(AdvisorCollector(lambda: None, Totals()), "yarn_advisor_watchdog_trips_total{")
+    assert len(quiet) == len(POLICIES) * len(Signal) and set(quiet.values()) == {0.0}
+    tripped = AdvisorCollector(lambda: None, Totals(),
+                               trips=lambda: {("opera", Signal.TASK_FAILURES): 2},
+                               tripped=lambda: ["opera"])
+    trips = _lines(tripped, "yarn_advisor_watchdog_trips_total{")
+    assert trips['yarn_advisor_watchdog_trips_total{policy="opera",signal="task_failures"}'] == 2
+    held = _lines(tripped, "yarn_advisor_policy_tripped{")
+    assert held == {f'yarn_advisor_policy_tripped{{policy="{p}"}}': float(p == "opera")
+                    for p in POLICIES}
