@@ -38,7 +38,14 @@ from yarn_advisor.config.schema import Sense
 from yarn_advisor.connectors import jmx as jmxp
 from yarn_advisor.connectors import mapreduce as mrp
 from yarn_advisor.connectors import rm as rmp
-from yarn_advisor.connectors.errors import ConnectorError, HTTPStatusError, ParseError, one_line
+from yarn_advisor.connectors.errors import (
+    ConnectorError,
+    HTTPStatusError,
+    ParseError,
+    StandbyError,
+    one_line,
+    redact_url,
+)
 from yarn_advisor.connectors.jmx.client import JmxClient
 from yarn_advisor.connectors.mapreduce.client import MapReduceClient
 from yarn_advisor.connectors.rm.client import RMClient
@@ -137,6 +144,7 @@ class LiveSensor:
             ("nodes", lambda: rmp.parse_nodes(rm.nodes())),
             ("apps", lambda: rmp.parse_apps(rm.live_apps())),
         )
+        followed = rm.followed  # the RM the required data came from
         running = [a for a in apps if a.state == "RUNNING"]
         with ThreadPoolExecutor(self.params.fetch_workers) as pool:
             no_mr: MapReduceParts = ([], [], [])
@@ -162,11 +170,12 @@ class LiveSensor:
                 "history", [], lambda: self._history(pool, now_ms),
                 enabled=self.params.mapreduce.enabled and self.params.mapreduce.history
                 and self.connectors.mapreduce.history_url is not None)
+        self._same_rm(followed)
         self.memory.last_taken_at = now_ms
         done = [replace(t, node_id=self.memory.task_nodes.get(t.id, "")) if not t.node_id else t
                 for t in done]
         snapshot = build_snapshot(
-            taken_at=now_ms, rm_url=rm.active_url, cluster=info, metrics=metrics,
+            taken_at=now_ms, rm_url=followed or rm.urls[0], cluster=info, metrics=metrics,
             scheduler_type=sched_type, queues=queues, nodes=nodes, apps=apps,
             containers=containers, usage=usage, jobs=jobs, tasks=tasks,
             finished_tasks=done, queue_metrics=qm, scheduler_conf=sched_conf, rm_conf=rm_conf,
@@ -174,6 +183,20 @@ class LiveSensor:
         )
         self.memory.task_nodes = {t.id: t.node_id for t in snapshot.tasks if t.node_id}
         return snapshot
+
+    def _same_rm(self, followed: str | None) -> None:
+        """Skip the cycle (reason ``standby``) when the RM failed over while it read:
+        an optional read met a 307 and re-resolved, to another RM or to none. The
+        required data came from an RM that is no longer the active one."""
+        now = self.connectors.rm.followed
+        if now == followed:
+            return
+        cause = StandbyError(
+            f"the ResourceManager failed over during the cycle (read from "
+            f"{redact_url(followed or '?')}, now {redact_url(now) if now else 'no active RM'})")
+        stat = self.stats.setdefault("rm", SourceStat())
+        stat.ok, stat.errors, stat.last_error = False, stat.errors + 1, str(cause)
+        raise SenseError("rm", cause)
 
     # --- bookkeeping -------------------------------------------------------
     def _required(self, *steps: tuple[str, Callable[[], Any]]) -> list[Any]:

@@ -237,3 +237,41 @@ def test_an_optional_parser_raising_anything_degrades_that_source_only(
     assert not snap.sources["nm_jmx"] and not snap.sources["rm_jmx"]
     assert "unreadable data: KeyError" in sensor.stats["rm_jmx"].last_error
     assert snap.sources["containers"] and snap.containers
+
+
+class FailsOverAfterApps(FakeHttp):
+    """The active RM of cycle 1 fails over right after the required reads: from then
+    on it answers as the real standby of cycle 3 did (info STANDBY, data paths 307)."""
+
+    def __init__(self, active: str, standby: str) -> None:
+        super().__init__(HA / "cycle-0001.yaml", HA / "cycle-0003.yaml")
+        self.active, self.standby, self.failed_over = active, standby, False
+        self.redirect = self.bodies[f"{standby}/ws/v1/cluster/apps"]  # the real 307
+        self.standby_info = self.bodies[f"{standby}/ws/v1/cluster/info"]
+
+    def get_raw(self, url: str, params: Mapping[str, str] | None = None) -> RawJSON:
+        full = _key(url + ("?" + urlencode(params) if params else ""))
+        if self.failed_over and full.startswith(self.active):
+            self.asked.append(full)
+            if full.endswith("/ws/v1/cluster/info"):
+                return RawJSON(full, self.standby_info[1].encode())
+            raise HTTPStatusError(self.redirect[0], full, self.redirect[1])
+        raw = super().get_raw(url, params)
+        if full == f"{self.active}/ws/v1/cluster/apps?states={LIVE}":
+            self.failed_over = True
+        return raw
+
+
+def test_a_failover_mid_cycle_skips_the_cycle_as_standby() -> None:
+    """Optional reads meet a 307 after the required ones; re-resolving finds no active
+    RM. The cycle is skipped with reason ``standby`` (it was a StandbyError escaping
+    the sensor: an "internal error" with a traceback)."""
+    _, standby, active = _manifest_urls(HA)
+    http = FailsOverAfterApps(active, standby)
+    sensor = _sensor(http, [standby, active])
+    with pytest.raises(SenseError) as exc:
+        sensor.sense(1_795_389_300_000)
+    assert exc.value.reason == "standby" and exc.value.source == "rm"
+    assert "failed over during the cycle" in str(exc.value)
+    assert not sensor.stats["rm"].ok
+    assert any(u.startswith(active) and "/jmx" in u for u in http.asked)  # it did get there
