@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 import typing
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
@@ -24,10 +23,10 @@ import yaml
 from pydantic import Field, ValidationInfo, create_model, field_validator, model_validator
 
 from yarn_advisor.config.base import ConfigError, ConfigModel, Seq, validate
+from yarn_advisor.config.secrets import redact_url
 
 DEFAULTS = Path(__file__).with_name("defaults.yaml")
 _HTTP = ("http://", "https://")
-_USERINFO = re.compile(r"(?P<scheme>https?://)[^/@\s\"]*@")
 
 
 def _http_url(url: str) -> str:
@@ -177,9 +176,17 @@ class Server(ConfigModel):
     port: int = Field(9135, ge=0, le=65535)
 
 
+Level = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
+
+
 class Logging(ConfigModel):
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    """``level`` is the advisor's own; other libraries' loggers (kazoo, urllib3, ...)
+    log at INFO at most unless ``loggers`` names them: at DEBUG, kazoo logs every
+    request it sends, its ZooKeeper ``Auth`` among them."""
+
+    level: Level = "INFO"
     json_lines: bool = Field(False, alias="json")
+    loggers: Mapping[str, Level] = Field(default_factory=dict)
 
 
 class Scope(ConfigModel):
@@ -370,15 +377,28 @@ class AdvisorConfig(ConfigModel):
         return self
 
     def redacted(self) -> dict[str, Any]:
-        """The configuration as JSON, with the user and password of every URL hidden
-        (what the start-up log line shows)."""
-        text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
-        return dict(json.loads(_USERINFO.sub(r"\g<scheme>***@", text)))
+        """The configuration as JSON, with the user and password of every URL and the
+        path of every keytab hidden (what the start-up log line shows)."""
+        text = json.dumps(_masked(self.model_dump(mode="json", by_alias=True)), sort_keys=True)
+        return dict(json.loads(redact_url(text)))
 
     def fingerprint(self) -> str:
         """A short hash of the effective configuration (shown in metrics and logs)."""
         text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+HIDDEN_KEYS = frozenset({"keytab"})  # settings whose value is itself sensitive
+
+
+def _masked(value: Any) -> Any:
+    """``value`` with every set ``HIDDEN_KEYS`` setting shown as ``***``."""
+    if isinstance(value, dict):
+        return {k: "***" if k in HIDDEN_KEYS and v is not None else _masked(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 ParamsModels = Mapping[str, type[ConfigModel]]
