@@ -69,6 +69,15 @@ class Timeout(ConfigModel):
     total_s: float = Field(30.0, gt=0)  # a whole answer, however slowly it trickles
 
 
+class Body(ConfigModel):
+    """Bounds on one answer's body: an endless body or a decompression bomb (served by
+    an RM, or by an application master through /proxy, which users control) must
+    cost one failed read, not the daemon's memory."""
+
+    max_mb: float = Field(256.0, gt=0)  # decoded; a 10,000-node cluster's apps fit
+    max_inflation: float = Field(100.0, ge=1)  # decoded / received, past the first MiB
+
+
 class Retry(ConfigModel):
     attempts: int = Field(3, ge=1, le=10)
     base_delay_s: float = Field(0.25, ge=0)
@@ -107,6 +116,7 @@ class Rm(ConfigModel):
     tls: Tls = Tls()
     timeout: Timeout = Timeout()
     retry: Retry = Retry()
+    body: Body = Body()
 
     @field_validator("urls")
     @classmethod
