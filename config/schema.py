@@ -181,9 +181,16 @@ class Classifier(ConfigModel):
 
 
 class Server(ConfigModel):
+    """The HTTP endpoints. Each connection has ``connection_timeout_s`` per socket
+    read or write and at most ``max_connections`` are served at once (one thread
+    each); more are closed at once: 1,019 idle connections took 1,016 threads and
+    every file descriptor of a server without either."""
+
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(9135, ge=0, le=65535)
+    connection_timeout_s: float = Field(5.0, gt=0)
+    max_connections: int = Field(32, ge=1, le=1024)
 
 
 Level = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
