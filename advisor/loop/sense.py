@@ -4,9 +4,10 @@ Required sources (RM info, metrics, scheduler, nodes, live apps) must all
 answer with well-formed bodies, or :class:`SenseError` is raised and the
 cycle is skipped: acting on half a cluster is worse than not acting.
 Optional sources (containers, RM JMX, MapReduce, JobHistory, NodeManager
-JMX) degrade instead: their part of the Snapshot stays empty and
-``Snapshot.sources[name]`` is False, so a policy (and the actuator) can tell
-"no containers" from "containers not read".
+JMX) degrade instead: ``Snapshot.sources[name]`` is False when any of its reads
+failed (its part of the Snapshot holds what was read, empty when nothing was),
+so a policy (and the actuator) can tell "no containers" from "containers not
+(all) read".
 
 Per-app and per-node reads run on a small thread pool and are bounded by the
 ``sense`` limits of the configuration, so a 10,000-node cluster costs a
@@ -230,8 +231,10 @@ class LiveSensor:
 
     def _each(self, pool: ThreadPoolExecutor, name: str, fn: Callable[[T], R],
               items: Iterable[T]) -> list[R]:
-        """Run fn over items; per-item failures are counted, not fatal,
-        unless every item failed (then the source is marked down)."""
+        """Run fn over items; per-item failures are counted, not fatal, unless every
+        item failed (then the source is down). A source with any failed read is not
+        whole (``ok`` False, so ``Snapshot.sources[name]`` is False) though it keeps
+        what was read: a policy must not take a partial read for the cluster."""
         items = list(items)
         results: list[R] = []
         failures: list[ConnectorError] = []
@@ -250,7 +253,8 @@ class LiveSensor:
         stat = self.stats.setdefault(name, SourceStat())
         stat.errors += len(failures)
         if failures:
-            stat.last_error = str(failures[-1])
+            stat.ok = False
+            stat.last_error = f"{len(failures)} of {len(items)} reads failed: {failures[-1]}"
             log.info("source %s: %d of %d reads failed (%s)", name, len(failures), len(items),
                      failures[-1])
             if not results:

@@ -172,15 +172,16 @@ def test_the_snapshot_holds_what_the_rm_said() -> None:
     assert {t.app_id for t in snap.tasks} <= {j.app_id for j in snap.jobs}
 
 
-def test_one_failing_per_app_read_degrades_only_that_app() -> None:
+def test_one_failing_per_app_read_degrades_the_source_and_loses_only_that_app() -> None:
     cycle = BUSY / "cycle-0020.yaml"
     (url,) = _manifest_urls(BUSY)
     full = _sensor(FakeHttp(cycle), [url]).sense(1_795_308_500_000)
     bad_app = "application_1795308405919_0003"
     sensor = _sensor(FakeHttp(cycle, fail=(f"/apps/{bad_app}/appattempts",)), [url])
     snap = sensor.sense(1_795_308_500_000)
-    assert snap.sources["containers"] is True
+    assert snap.sources["containers"] is False  # not whole: a policy must not take it for all
     assert sensor.stats["containers"].errors == 1
+    assert "1 of " in sensor.stats["containers"].last_error
     assert {c.id for c in snap.containers} == {c.id for c in full.containers
                                               if c.app_id != bad_app}
     assert bad_app in snap.app_by_id  # the app itself is still there
