@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import Field, ValidationInfo, create_model, field_validator, model_validator
@@ -29,9 +30,45 @@ DEFAULTS = Path(__file__).with_name("defaults.yaml")
 _HTTP = ("http://", "https://")
 
 
-def _http_url(url: str) -> str:
+MAX_CONFIG_BYTES = 4 << 20  # a configuration file larger than this is a mistake (/dev/zero)
+
+
+def _url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an RM or JobHistory address, or None: a scheme, a host
+    and a port in range (``http://`` and port 99999 passed and failed every cycle)."""
     if not url.startswith(_HTTP):
-        raise ValueError("must start with http:// or https://")
+        return "must start with http:// or https://"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError when out of range or not a number
+    except ValueError as exc:
+        return f"not a valid URL ({exc})"
+    if not parts.hostname:
+        return "has no host"
+    if port == 0:
+        return "port 0 is not a port"
+    return None
+
+
+def _connect_string(hosts: str) -> str:
+    """A ZooKeeper connect string (``zk1:2181,zk2:2181[/chroot]``), each host named and
+    its port in range, or ValueError (``:::`` failed only when the client started)."""
+    servers, _, _chroot = hosts.strip().partition("/")
+    for i, one in enumerate(servers.split(",")):
+        try:
+            parts = urlsplit("//" + one.strip())
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"server {i + 1} {one!r}: {exc}") from None
+        if not parts.hostname or port == 0:
+            raise ValueError(f"server {i + 1} {one!r}: needs a host and a port in 1-65535")
+    return hosts
+
+
+def _http_url(url: str) -> str:
+    why = _url_problem(url)
+    if why:
+        raise ValueError(why)
     return url
 
 
@@ -101,6 +138,11 @@ class RmZooKeeper(ConfigModel):
     base_path: str = Field("/yarn-leader-election", pattern=r"^/.*[^/]$")
     rm_ids: dict[str, str] = Field(default_factory=dict)  # rm id -> web URL
 
+    @field_validator("hosts")
+    @classmethod
+    def _hosts(cls, hosts: str | None) -> str | None:
+        return None if hosts is None else _connect_string(hosts)
+
     @field_validator("rm_ids")
     @classmethod
     def _http_urls(cls, rm_ids: dict[str, str]) -> dict[str, str]:
@@ -121,9 +163,9 @@ class Rm(ConfigModel):
     @field_validator("urls")
     @classmethod
     def _urls(cls, urls: tuple[str, ...]) -> tuple[str, ...]:
-        bad = [f"urls[{i}]" for i, u in enumerate(urls) if not u.startswith(_HTTP)]
+        bad = [f"urls[{i}]: {why}" for i, u in enumerate(urls) if (why := _url_problem(u))]
         if bad:
-            raise ValueError(f"{', '.join(bad)}: must start with http:// or https://")
+            raise ValueError("; ".join(bad))
         return urls
 
     @field_validator("history_url")
@@ -303,6 +345,11 @@ class ZooKeeperAuth(ConfigModel):
 
 class ZooKeeper(ConfigModel):
     hosts: str = Field(min_length=1)  # connect string: zk1:2181,zk2:2181,zk3:2181[/chroot]
+
+    @field_validator("hosts")
+    @classmethod
+    def _hosts(cls, hosts: str) -> str:
+        return _connect_string(hosts)
     path: str | None = Field(None, pattern=r"^/.*[^/]$")  # None: /yarn-advisor/<cluster_name>
     session_timeout_s: float = Field(10.0, ge=0.4, le=600)
     connect_timeout_s: float = Field(15.0, gt=0)
@@ -473,7 +520,12 @@ def read_yaml(path: Path) -> dict[str, Any]:
     """A YAML file's top-level mapping, or ConfigError saying why not (unreadable, not
     UTF-8, not YAML, a key given twice, empty, or not a mapping)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError([f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB: not a "
+                               "configuration file"])
+        text = raw.decode("utf-8")
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError([f"{path}: cannot read: {' '.join(str(exc).split())}"]) from None
