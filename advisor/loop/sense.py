@@ -145,6 +145,7 @@ class LiveSensor:
             ("nodes", lambda: rmp.parse_nodes(rm.nodes())),
             ("apps", lambda: rmp.parse_apps(rm.live_apps())),
         )
+        self._nodes_agree(metrics.active_nodes, nodes)
         followed = rm.followed  # the RM the required data came from
         running = [a for a in apps if a.state == "RUNNING"]
         with ThreadPoolExecutor(self.params.fetch_workers) as pool:
@@ -184,6 +185,20 @@ class LiveSensor:
         )
         self.memory.task_nodes = {t.id: t.node_id for t in snapshot.tasks if t.node_id}
         return snapshot
+
+    def _nodes_agree(self, active: int, nodes: Sequence[Any]) -> None:
+        """Skip the cycle (reason ``parse``) when the nodes list holds fewer than half
+        the RUNNING nodes the RM's metrics count as active: a nodes body that decoded
+        to no nodes beside 2 active ones made Matchmaking write a delay for 0 nodes.
+        (The two reads are a moment apart: a node or two may come or go between.)"""
+        running = sum(1 for n in nodes if n.state == "RUNNING")
+        if active <= 0 or running * 2 >= active:
+            return
+        cause = ParseError(f"the nodes list has {running} RUNNING nodes, the cluster "
+                           f"metrics count {active} active")
+        stat = self.stats.setdefault("rm", SourceStat())
+        stat.ok, stat.errors, stat.last_error = False, stat.errors + 1, f"nodes: {cause}"
+        raise SenseError("nodes", cause)
 
     def _same_rm(self, followed: str | None) -> None:
         """Skip the cycle (reason ``standby``) when the RM failed over while it read:

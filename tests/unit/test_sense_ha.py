@@ -276,3 +276,25 @@ def test_a_failover_mid_cycle_skips_the_cycle_as_standby() -> None:
     assert "failed over during the cycle" in str(exc.value)
     assert not sensor.stats["rm"].ok
     assert any(u.startswith(active) and "/jmx" in u for u in http.asked)  # it did get there
+
+
+def test_a_nodes_list_that_disagrees_with_the_cluster_metrics_skips_the_cycle() -> None:
+    """The recorded nodes body with its node list emptied, beside the recorded metrics
+    that count the nodes active: Matchmaking wrote a delay for no nodes on it."""
+    cycle = BUSY / "cycle-0020.yaml"
+    (url,) = _manifest_urls(BUSY)
+    http = FakeHttp(cycle)
+    key = next(k for k in http.bodies if k.endswith("/ws/v1/cluster/nodes"))
+    status, body = http.bodies[key]
+    data = json.loads(body)
+    active = json.loads(http.bodies[next(k for k in http.bodies
+                                         if k.endswith("/cluster/metrics"))][1])
+    assert active["clusterMetrics"]["activeNodes"] >= 2
+    data["nodes"]["node"] = []
+    http.bodies[key] = (status, json.dumps(data))
+    sensor = _sensor(http, [url])
+    with pytest.raises(SenseError) as exc:
+        sensor.sense(1_795_308_500_000)
+    assert exc.value.source == "nodes" and exc.value.reason == "parse"
+    assert "0 RUNNING nodes" in str(exc.value)
+    assert _sensor(FakeHttp(cycle), [url]).sense(1_795_308_500_000).nodes  # as recorded: fine
