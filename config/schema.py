@@ -205,6 +205,10 @@ class Sense(ConfigModel):
     interval_s: float = Field(30.0, ge=0)
     app_details_limit: int = Field(500, ge=0)
     fetch_workers: int = Field(8, ge=1, le=64)
+    # the sense step's deadline: optional reads still out then are given up (their
+    # source degraded), so a cycle never acts on data read long before (a trickling
+    # AM proxy held cycles at 31 s)
+    deadline_s: float = Field(20.0, gt=0)
     rm_jmx: bool = True
     scheduler_conf: bool = True
     rm_conf_keys: Seq[str] = ("yarn.cluster.max-application-priority",)

@@ -20,7 +20,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -44,6 +44,7 @@ from yarn_advisor.connectors.errors import (
     HTTPStatusError,
     ParseError,
     StandbyError,
+    TimeoutError_,
     one_line,
     redact_url,
 )
@@ -58,6 +59,7 @@ DONE = frozenset({"SUCCEEDED", "FAILED", "KILLED"})
 FIRST_LOOKBACK_MS = 120_000
 HISTORY_GIVE_UP_MS = 30 * 60_000
 MapReduceParts = tuple[list[MRJob], list[Task], list[Task]]
+PAST_DEADLINE = "given up: the cycle's deadline (sense.deadline_s) passed"
 
 
 # What reading outside data may raise besides the connectors' own errors (a parse
@@ -123,6 +125,7 @@ class LiveSensor:
     params: Sense
     memory: SenseMemory = field(default_factory=SenseMemory)
     stats: dict[str, SourceStat] = field(default_factory=dict)
+    _deadline: float = field(default=float("inf"), repr=False)  # this cycle's, monotonic
 
     def sense(self, now_ms: int) -> Snapshot:
         """One cycle's reads; raises SenseError when a required source fails.
@@ -137,6 +140,7 @@ class LiveSensor:
 
     def _sense(self, now_ms: int) -> Snapshot:
         self.stats = {}
+        self._deadline = time.monotonic() + self.params.deadline_s
         rm = self.connectors.rm
         info, metrics, (sched_type, queues), nodes, apps = self._required(
             ("info", lambda: rmp.parse_cluster_info(rm.cluster_info())),
@@ -148,7 +152,8 @@ class LiveSensor:
         self._nodes_agree(metrics.active_nodes, nodes)
         followed = rm.followed  # the RM the required data came from
         running = [a for a in apps if a.state == "RUNNING"]
-        with ThreadPoolExecutor(self.params.fetch_workers) as pool:
+        pool = ThreadPoolExecutor(self.params.fetch_workers)
+        try:
             no_mr: MapReduceParts = ([], [], [])
             no_usage: list[ContainerUsage] = []
             no_containers: list[Container] = []
@@ -172,6 +177,8 @@ class LiveSensor:
                 "history", [], lambda: self._history(pool, now_ms),
                 enabled=self.params.mapreduce.enabled and self.params.mapreduce.history
                 and self.connectors.mapreduce.history_url is not None)
+        finally:  # reads given up at the deadline end on their own (total_s), unwaited
+            pool.shutdown(wait=False, cancel_futures=True)
         self._same_rm(followed)
         self.memory.last_taken_at = now_ms
         done = [replace(t, node_id=self.memory.task_nodes.get(t.id, "")) if not t.node_id else t
@@ -234,6 +241,10 @@ class LiveSensor:
             return empty
         started = time.monotonic()
         stat = self.stats.setdefault(name, SourceStat())
+        if started > self._deadline:
+            stat.ok, stat.last_error = False, PAST_DEADLINE
+            log.warning("source %s not read this cycle: %s", name, PAST_DEADLINE)
+            return empty
         try:
             result = _mapped(step)
         except ConnectorError as exc:
@@ -260,7 +271,10 @@ class LiveSensor:
             except ConnectorError as exc:
                 return exc
 
-        for res in pool.map(guarded, items):
+        futures = [pool.submit(guarded, item) for item in items]
+        _, late = wait(futures, timeout=max(0.0, self._deadline - time.monotonic()))
+        for f in futures:  # in the items' order
+            res = TimeoutError_(PAST_DEADLINE) if f in late else f.result()
             if isinstance(res, ConnectorError):
                 failures.append(res)
             else:

@@ -9,6 +9,7 @@ it is the production code: RMClient's HA following, the sensor, build_snapshot.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -298,3 +299,34 @@ def test_a_nodes_list_that_disagrees_with_the_cluster_metrics_skips_the_cycle() 
     assert exc.value.source == "nodes" and exc.value.reason == "parse"
     assert "0 RUNNING nodes" in str(exc.value)
     assert _sensor(FakeHttp(cycle), [url]).sense(1_795_308_500_000).nodes  # as recorded: fine
+
+
+class SlowAm(FakeHttp):
+    """The recorded cycle, with the application masters' reads (through the RM's
+    /proxy) taking ``delay_s`` each: a trickling AM."""
+
+    def __init__(self, *cycles: Path, delay_s: float) -> None:
+        super().__init__(*cycles)
+        self.delay_s = delay_s
+
+    def get_raw(self, url: str, params: Mapping[str, str] | None = None) -> RawJSON:
+        if "/proxy/" in url:
+            time.sleep(self.delay_s)
+        return super().get_raw(url, params)
+
+
+def test_the_sense_step_gives_up_optional_reads_at_its_deadline() -> None:
+    """A trickling AM held cycles at 31 s and they acted on data read 31 s before;
+    now the reads still out at ``sense.deadline_s`` are given up, their source
+    degraded, and the cycle goes on with what came in time."""
+    cycle = BUSY / "cycle-0020.yaml"
+    (url,) = _manifest_urls(BUSY)
+    sensor = _sensor(SlowAm(cycle, delay_s=4.0), [url])
+    sensor.params = sensor.params.model_copy(update={"deadline_s": 1.0})
+    started = time.monotonic()
+    snap = sensor.sense(1_795_308_500_000)
+    took = time.monotonic() - started
+    assert took < 3.5, took  # one AM read alone is 4 s
+    assert snap.sources["mapreduce"] is False
+    assert "sense.deadline_s" in sensor.stats["mapreduce"].last_error
+    assert snap.nodes and snap.apps  # the required data, read in time
