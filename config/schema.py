@@ -13,26 +13,62 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 import typing
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import urlsplit
 
 import yaml
 from pydantic import Field, ValidationInfo, create_model, field_validator, model_validator
 
 from yarn_advisor.config.base import ConfigError, ConfigModel, Seq, validate
+from yarn_advisor.config.secrets import redact_url
 
 DEFAULTS = Path(__file__).with_name("defaults.yaml")
 _HTTP = ("http://", "https://")
-_USERINFO = re.compile(r"(?P<scheme>https?://)[^/@\s\"]*@")
+
+
+MAX_CONFIG_BYTES = 4 << 20  # a configuration file larger than this is a mistake (/dev/zero)
+
+
+def _url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be an RM or JobHistory address, or None: a scheme, a host
+    and a port in range (``http://`` and port 99999 passed and failed every cycle)."""
+    if not url.startswith(_HTTP):
+        return "must start with http:// or https://"
+    try:
+        parts = urlsplit(url)
+        port = parts.port  # ValueError when out of range or not a number
+    except ValueError as exc:
+        return f"not a valid URL ({exc})"
+    if not parts.hostname:
+        return "has no host"
+    if port == 0:
+        return "port 0 is not a port"
+    return None
+
+
+def _connect_string(hosts: str) -> str:
+    """A ZooKeeper connect string (``zk1:2181,zk2:2181[/chroot]``), each host named and
+    its port in range, or ValueError (``:::`` failed only when the client started)."""
+    servers, _, _chroot = hosts.strip().partition("/")
+    for i, one in enumerate(servers.split(",")):
+        try:
+            parts = urlsplit("//" + one.strip())
+            port = parts.port
+        except ValueError as exc:
+            raise ValueError(f"server {i + 1} {one!r}: {exc}") from None
+        if not parts.hostname or port == 0:
+            raise ValueError(f"server {i + 1} {one!r}: needs a host and a port in 1-65535")
+    return hosts
 
 
 def _http_url(url: str) -> str:
-    if not url.startswith(_HTTP):
-        raise ValueError("must start with http:// or https://")
+    why = _url_problem(url)
+    if why:
+        raise ValueError(why)
     return url
 
 
@@ -70,6 +106,15 @@ class Timeout(ConfigModel):
     total_s: float = Field(30.0, gt=0)  # a whole answer, however slowly it trickles
 
 
+class Body(ConfigModel):
+    """Bounds on one answer's body: an endless body or a decompression bomb (served by
+    an RM, or by an application master through /proxy, which users control) must
+    cost one failed read, not the daemon's memory."""
+
+    max_mb: float = Field(256.0, gt=0)  # decoded; a 10,000-node cluster's apps fit
+    max_inflation: float = Field(100.0, ge=1)  # decoded / received, past the first MiB
+
+
 class Retry(ConfigModel):
     attempts: int = Field(3, ge=1, le=10)
     base_delay_s: float = Field(0.25, ge=0)
@@ -93,6 +138,11 @@ class RmZooKeeper(ConfigModel):
     base_path: str = Field("/yarn-leader-election", pattern=r"^/.*[^/]$")
     rm_ids: dict[str, str] = Field(default_factory=dict)  # rm id -> web URL
 
+    @field_validator("hosts")
+    @classmethod
+    def _hosts(cls, hosts: str | None) -> str | None:
+        return None if hosts is None else _connect_string(hosts)
+
     @field_validator("rm_ids")
     @classmethod
     def _http_urls(cls, rm_ids: dict[str, str]) -> dict[str, str]:
@@ -108,13 +158,14 @@ class Rm(ConfigModel):
     tls: Tls = Tls()
     timeout: Timeout = Timeout()
     retry: Retry = Retry()
+    body: Body = Body()
 
     @field_validator("urls")
     @classmethod
     def _urls(cls, urls: tuple[str, ...]) -> tuple[str, ...]:
-        bad = [f"urls[{i}]" for i, u in enumerate(urls) if not u.startswith(_HTTP)]
+        bad = [f"urls[{i}]: {why}" for i, u in enumerate(urls) if (why := _url_problem(u))]
         if bad:
-            raise ValueError(f"{', '.join(bad)}: must start with http:// or https://")
+            raise ValueError("; ".join(bad))
         return urls
 
     @field_validator("history_url")
@@ -154,6 +205,10 @@ class Sense(ConfigModel):
     interval_s: float = Field(30.0, ge=0)
     app_details_limit: int = Field(500, ge=0)
     fetch_workers: int = Field(8, ge=1, le=64)
+    # the sense step's deadline: optional reads still out then are given up (their
+    # source degraded), so a cycle never acts on data read long before (a trickling
+    # AM proxy held cycles at 31 s)
+    deadline_s: float = Field(20.0, gt=0)
     rm_jmx: bool = True
     scheduler_conf: bool = True
     rm_conf_keys: Seq[str] = ("yarn.cluster.max-application-priority",)
@@ -172,14 +227,29 @@ class Classifier(ConfigModel):
 
 
 class Server(ConfigModel):
+    """The HTTP endpoints. Each connection has ``connection_timeout_s`` per socket
+    read or write and at most ``max_connections`` are served at once (one thread
+    each); more are closed at once: 1,019 idle connections took 1,016 threads and
+    every file descriptor of a server without either."""
+
     enabled: bool = True
     host: str = "127.0.0.1"
     port: int = Field(9135, ge=0, le=65535)
+    connection_timeout_s: float = Field(5.0, gt=0)
+    max_connections: int = Field(32, ge=1, le=1024)
+
+
+Level = Literal["DEBUG", "INFO", "WARNING", "ERROR"]
 
 
 class Logging(ConfigModel):
-    level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
+    """``level`` is the advisor's own; other libraries' loggers (kazoo, urllib3, ...)
+    log at INFO at most unless ``loggers`` names them: at DEBUG, kazoo logs every
+    request it sends, its ZooKeeper ``Auth`` among them."""
+
+    level: Level = "INFO"
     json_lines: bool = Field(False, alias="json")
+    loggers: Mapping[str, Level] = Field(default_factory=dict)
 
 
 class Scope(ConfigModel):
@@ -294,6 +364,11 @@ class ZooKeeperAuth(ConfigModel):
 
 class ZooKeeper(ConfigModel):
     hosts: str = Field(min_length=1)  # connect string: zk1:2181,zk2:2181,zk3:2181[/chroot]
+
+    @field_validator("hosts")
+    @classmethod
+    def _hosts(cls, hosts: str) -> str:
+        return _connect_string(hosts)
     path: str | None = Field(None, pattern=r"^/.*[^/]$")  # None: /yarn-advisor/<cluster_name>
     session_timeout_s: float = Field(10.0, ge=0.4, le=600)
     connect_timeout_s: float = Field(15.0, gt=0)
@@ -385,15 +460,28 @@ class AdvisorConfig(ConfigModel):
         return self
 
     def redacted(self) -> dict[str, Any]:
-        """The configuration as JSON, with the user and password of every URL hidden
-        (what the start-up log line shows)."""
-        text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
-        return dict(json.loads(_USERINFO.sub(r"\g<scheme>***@", text)))
+        """The configuration as JSON, with the user and password of every URL and the
+        path of every keytab hidden (what the start-up log line shows)."""
+        text = json.dumps(_masked(self.model_dump(mode="json", by_alias=True)), sort_keys=True)
+        return dict(json.loads(redact_url(text)))
 
     def fingerprint(self) -> str:
         """A short hash of the effective configuration (shown in metrics and logs)."""
         text = json.dumps(self.model_dump(mode="json", by_alias=True), sort_keys=True)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+HIDDEN_KEYS = frozenset({"keytab"})  # settings whose value is itself sensitive
+
+
+def _masked(value: Any) -> Any:
+    """``value`` with every set ``HIDDEN_KEYS`` setting shown as ``***``."""
+    if isinstance(value, dict):
+        return {k: "***" if k in HIDDEN_KEYS and v is not None else _masked(v)
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_masked(v) for v in value]
+    return value
 
 
 ParamsModels = Mapping[str, type[ConfigModel]]
@@ -451,7 +539,12 @@ def read_yaml(path: Path) -> dict[str, Any]:
     """A YAML file's top-level mapping, or ConfigError saying why not (unreadable, not
     UTF-8, not YAML, a key given twice, empty, or not a mapping)."""
     try:
-        text = path.read_bytes().decode("utf-8")
+        with open(path, "rb") as fh:
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+        if len(raw) > MAX_CONFIG_BYTES:
+            raise ConfigError([f"{path}: larger than {MAX_CONFIG_BYTES >> 20} MiB: not a "
+                               "configuration file"])
+        text = raw.decode("utf-8")
         data = yaml.load(text, Loader=_UniqueKeyLoader)  # a SafeLoader subclass
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise ConfigError([f"{path}: cannot read: {' '.join(str(exc).split())}"]) from None

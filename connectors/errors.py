@@ -21,16 +21,8 @@ corrupt or incompatible stored state is ParseError.
 
 from __future__ import annotations
 
-import re
-
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)[^/@\s]*@")
-
-
-def redact_url(text: str) -> str:
-    """``text`` with the user and password of every URL in it replaced by ``***``
-    (``http://user:pass@rm:8088`` -> ``http://***@rm:8088``): nothing the advisor logs,
-    journals or serves may carry a secret from a configured URL."""
-    return _USERINFO.sub(r"\g<scheme>***@", text)
+# nothing the advisor logs, journals or serves carries a URL's secret (one pattern, there)
+from yarn_advisor.config.secrets import redact_url as redact_url
 
 
 class ConnectorError(Exception):

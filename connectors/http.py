@@ -27,6 +27,7 @@ from yarn_advisor.connectors.errors import (
     AuthError,
     ConnectorError,
     HTTPStatusError,
+    ParseError,
     TimeoutError_,
     UnavailableError,
     one_line,
@@ -89,6 +90,10 @@ class HttpClient:
     # the whole answer (headers and body) of one request must arrive within this:
     # the read timeout bounds each socket read only, so a trickled body would not end
     total_timeout: float = 30.0
+    # one body, decoded, at most this big; and (past INFLATION_FROM) at most this many
+    # times the bytes received: an endless body took 1.27 GB, a gzip bomb 2.1 GB
+    max_body_bytes: int = 256 << 20
+    max_inflation: float = 100.0
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     auth: AuthConfig = field(default_factory=AuthConfig)
     verify: bool | str = True
@@ -144,7 +149,10 @@ class HttpClient:
                         # silently replaces the configured CA bundle
                         verify=self.verify, stream=True,
                     )
-                _read_body(resp, sent_at + self.total_timeout)
+                _read_body(resp, sent_at + self.total_timeout, self.max_body_bytes,
+                           self.max_inflation)
+            except _TooLarge as exc:  # not retried: the same body would come again
+                raise ParseError(f"{method} {shown}: {exc}") from None
             except _TotalTimeout:
                 err: ConnectorError = TimeoutError_(
                     f"{method} {shown}: no whole answer within {self.total_timeout:g}s")
@@ -192,10 +200,22 @@ class _TotalTimeout(Exception):
     """The answer did not arrive whole within the total timeout."""
 
 
-def _read_body(resp: requests.Response, deadline: float) -> None:
+class _TooLarge(Exception):
+    """The body passed a size or decompression bound."""
+
+
+INFLATION_FROM = 1 << 20  # bodies smaller than this, decoded, are not checked for inflation
+
+
+def _read_body(resp: requests.Response, deadline: float, max_bytes: int = 256 << 20,
+               max_inflation: float = 100.0) -> None:
     """Read the body of a streamed response, one socket read at a time, giving up
-    at ``deadline``; then it is there for ``resp.text`` as if not streamed."""
+    at ``deadline``, or past ``max_bytes`` decoded, or when (past ``INFLATION_FROM``)
+    it decodes to more than ``max_inflation`` times what was received; then it is
+    there for ``resp.text`` as if not streamed. urllib3 decodes at most the amount
+    asked per read, so a bomb is stopped after one bounded step past the limit."""
     chunks: list[bytes] = []
+    size = 0
     try:
         while True:
             if time.monotonic() > deadline:
@@ -203,8 +223,15 @@ def _read_body(resp: requests.Response, deadline: float) -> None:
             chunk = resp.raw.read1(1 << 16, decode_content=True)
             if not chunk:
                 break
+            size += len(chunk)
+            if size > max_bytes:
+                raise _TooLarge(f"body over {max_bytes / (1 << 20):g} MiB (rm.body.max_mb)")
+            received = resp.raw.tell()
+            if size > INFLATION_FROM and size > max_inflation * max(received, 1):
+                raise _TooLarge(f"body decompresses to over {max_inflation:g} times its "
+                                f"{received} bytes (rm.body.max_inflation)")
             chunks.append(chunk)
-    except _TotalTimeout:
+    except (_TotalTimeout, _TooLarge):
         resp.close()
         raise
     except (OSError, urllib3.exceptions.HTTPError) as exc:  # reset, cut short, timed out

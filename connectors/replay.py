@@ -62,9 +62,11 @@ class CycleRecorder:
         return path
 
     def write_manifest(self, **info: Any) -> None:
+        """Write the manifest, every URL's userinfo hidden as in the cycle files (which
+        is also what a replay then asks for, so it matches them)."""
         self.out_dir.mkdir(parents=True, exist_ok=True)
-        (self.out_dir / MANIFEST).write_text(
-            json.dumps({"format": FORMAT, **info}, indent=2, sort_keys=True) + "\n")
+        text = json.dumps({"format": FORMAT, **info}, indent=2, sort_keys=True)
+        (self.out_dir / MANIFEST).write_text(redact_url(text) + "\n")
 
 
 @dataclass(frozen=True)

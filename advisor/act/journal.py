@@ -25,6 +25,8 @@ the entries into one :class:`Action` per id: what ``yarn-advisor rollback`` read
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
 import threading
@@ -184,7 +186,7 @@ class Journal:
             try:
                 if not created and _torn_tail(fd):
                     line = b"\n" + line  # end the torn line; it stays unreadable, alone
-                os.write(fd, line)
+                _write_whole(fd, line)
                 os.fsync(fd)
             finally:
                 os.close(fd)
@@ -254,6 +256,37 @@ class Journal:
                 sent=i is not None or bool(r and r.sent), outcome=(r.outcome or "") if r else "",
                 answer=r.answer if r else None, rollback_of=first.rollback_of))
         return out
+
+
+class JournalWriteError(OSError):
+    """A line could not be written whole (a full, read-only or size-limited disk).
+
+    Nothing of it is left in the file; for an ``intent`` the RM write is not sent."""
+
+
+def _write_whole(fd: int, data: bytes) -> None:
+    """Write all of ``data`` at the end of ``fd`` or nothing of it.
+
+    ``os.write`` may write part of a line and return short (ENOSPC and EFBIG are
+    raised only by the next call): a torn ``intent`` counted as written would let
+    its RM write go out with an unreadable record. The rest is written in further
+    calls; when one fails or writes nothing the file is cut back to its size
+    before the line and :class:`JournalWriteError` is raised."""
+    start = os.fstat(fd).st_size
+    done = 0
+    try:
+        while done < len(data):
+            n = os.write(fd, data[done:])
+            if n <= 0:
+                raise OSError(errno.ENOSPC, "no byte written")
+            done += n
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.ftruncate(fd, start)
+        raise JournalWriteError(
+            exc.errno or errno.EIO,
+            f"journal line not written ({done} of {len(data)} bytes): "
+            f"{exc.strerror or exc}") from None
 
 
 def _torn_tail(fd: int) -> bool:

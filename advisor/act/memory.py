@@ -99,6 +99,9 @@ class GuardMemory:
             self.origins.pop(key, None)
         for key in [k for k, (_, t) in self.owners.items() if t <= since]:
             del self.owners[key]
+        # an origin whose times ``recent`` already dropped, and whose owner is gone too
+        for key in [k for k in self.origins if k not in self.times and k not in self.owners]:
+            del self.origins[key]
         for key in [k for k, until in self.holds.items() if until <= now]:
             del self.holds[key]
         for policy in [p for p, until in self.tripped.items() if until <= now]:

@@ -13,8 +13,10 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,6 +72,38 @@ def _command(argv: list[str]) -> str | None:
     return next((a for a in argv if not a.startswith("-")), None)
 
 
+def _at_least(low: int) -> Callable[[str], int]:
+    """An argparse type: an integer >= ``low`` (argparse exits 2 otherwise)."""
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < low:
+            raise argparse.ArgumentTypeError(f"must be at least {low}, not {value}")
+        return value
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """An argparse type: a finite number of seconds >= 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not math.isfinite(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, not {text}")
+    return value
+
+
+def _port(text: str) -> int:
+    """An argparse type: a TCP port, 0 (any free one) to 65535."""
+    value = _at_least(0)(text)
+    if value > 65535:
+        raise argparse.ArgumentTypeError(f"must be at most 65535, not {value}")
+    return value
+
+
 def build_parser(simulator: bool = False) -> argparse.ArgumentParser:
     """The command line; ``simulator`` adds ``simulate``'s own arguments, which import
     the simulator: only that subcommand loads it (the daemon never does)."""
@@ -84,8 +118,8 @@ def build_parser(simulator: bool = False) -> argparse.ArgumentParser:
     run.add_argument("--dry-run", action="store_true", help="never write to the RM")
     run.add_argument("--replay", type=Path, metavar="DIR",
                      help="sense from a recording instead of a live RM")
-    run.add_argument("--interval", type=float, help="seconds between cycles")
-    run.add_argument("--port", type=int, help="HTTP port for /metrics (0: any free port)")
+    run.add_argument("--interval", type=_seconds, help="seconds between cycles")
+    run.add_argument("--port", type=_port, help="HTTP port for /metrics (0: any free port)")
     run.set_defaults(handler=cmd_run)
 
     rec = sub.add_parser("record", help="record N real cycles of RM traffic")
@@ -93,8 +127,8 @@ def build_parser(simulator: bool = False) -> argparse.ArgumentParser:
                      help="RM web address (repeat for RM HA)")
     rec.add_argument("--history", metavar="URL", help="JobHistoryServer web address")
     rec.add_argument("--out", type=Path, required=True, metavar="DIR")
-    rec.add_argument("--cycles", type=int, default=10)
-    rec.add_argument("--interval", type=float, default=10.0)
+    rec.add_argument("--cycles", type=_at_least(1), default=10)
+    rec.add_argument("--interval", type=_seconds, default=10.0)
     rec.add_argument("--config", type=Path)
     rec.add_argument("--note", default="", help="how the recorded workload was made")
     rec.set_defaults(handler=cmd_record)

@@ -29,6 +29,7 @@ from yarn_advisor.advisor.loop.report import CycleReport, Totals
 from yarn_advisor.advisor.loop.sense import SenseError, SourceStat
 from yarn_advisor.advisor.loop.text import cycle_line
 from yarn_advisor.advisor.model.snapshot import Snapshot
+from yarn_advisor.connectors.errors import one_line
 
 log = logging.getLogger("yarn_advisor")
 
@@ -89,6 +90,11 @@ class Advisor:
             report.done(snapshot, decision, actions, self._summary(decision))
         except SenseError as exc:
             report.skip(f"{exc.reason}: {exc}")
+        except OSError as exc:  # a full, read-only or size-limited disk: fail closed, say it once
+            why = f"{type(exc).__name__}: {one_line(exc)}"
+            log.error("cycle %d: disk error, nothing more was done this cycle: %s",
+                      self.cycle, why)
+            report.skip(f"disk: {why}")
         except Exception as exc:  # a bug must cost one cycle, never the daemon
             log.exception("cycle %d failed unexpectedly; nothing more was done", self.cycle)
             report.skip(f"internal error: {exc!r}")

@@ -4,9 +4,10 @@ Required sources (RM info, metrics, scheduler, nodes, live apps) must all
 answer with well-formed bodies, or :class:`SenseError` is raised and the
 cycle is skipped: acting on half a cluster is worse than not acting.
 Optional sources (containers, RM JMX, MapReduce, JobHistory, NodeManager
-JMX) degrade instead: their part of the Snapshot stays empty and
-``Snapshot.sources[name]`` is False, so a policy (and the actuator) can tell
-"no containers" from "containers not read".
+JMX) degrade instead: ``Snapshot.sources[name]`` is False when any of its reads
+failed (its part of the Snapshot holds what was read, empty when nothing was),
+so a policy (and the actuator) can tell "no containers" from "containers not
+(all) read".
 
 Per-app and per-node reads run on a small thread pool and are bounded by the
 ``sense`` limits of the configuration, so a 10,000-node cluster costs a
@@ -19,7 +20,7 @@ import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -38,7 +39,15 @@ from yarn_advisor.config.schema import Sense
 from yarn_advisor.connectors import jmx as jmxp
 from yarn_advisor.connectors import mapreduce as mrp
 from yarn_advisor.connectors import rm as rmp
-from yarn_advisor.connectors.errors import ConnectorError, HTTPStatusError, ParseError, one_line
+from yarn_advisor.connectors.errors import (
+    ConnectorError,
+    HTTPStatusError,
+    ParseError,
+    StandbyError,
+    TimeoutError_,
+    one_line,
+    redact_url,
+)
 from yarn_advisor.connectors.jmx.client import JmxClient
 from yarn_advisor.connectors.mapreduce.client import MapReduceClient
 from yarn_advisor.connectors.rm.client import RMClient
@@ -50,6 +59,7 @@ DONE = frozenset({"SUCCEEDED", "FAILED", "KILLED"})
 FIRST_LOOKBACK_MS = 120_000
 HISTORY_GIVE_UP_MS = 30 * 60_000
 MapReduceParts = tuple[list[MRJob], list[Task], list[Task]]
+PAST_DEADLINE = "given up: the cycle's deadline (sense.deadline_s) passed"
 
 
 # What reading outside data may raise besides the connectors' own errors (a parse
@@ -115,6 +125,7 @@ class LiveSensor:
     params: Sense
     memory: SenseMemory = field(default_factory=SenseMemory)
     stats: dict[str, SourceStat] = field(default_factory=dict)
+    _deadline: float = field(default=float("inf"), repr=False)  # this cycle's, monotonic
 
     def sense(self, now_ms: int) -> Snapshot:
         """One cycle's reads; raises SenseError when a required source fails.
@@ -129,6 +140,7 @@ class LiveSensor:
 
     def _sense(self, now_ms: int) -> Snapshot:
         self.stats = {}
+        self._deadline = time.monotonic() + self.params.deadline_s
         rm = self.connectors.rm
         info, metrics, (sched_type, queues), nodes, apps = self._required(
             ("info", lambda: rmp.parse_cluster_info(rm.cluster_info())),
@@ -137,8 +149,11 @@ class LiveSensor:
             ("nodes", lambda: rmp.parse_nodes(rm.nodes())),
             ("apps", lambda: rmp.parse_apps(rm.live_apps())),
         )
+        self._nodes_agree(metrics.active_nodes, nodes)
+        followed = rm.followed  # the RM the required data came from
         running = [a for a in apps if a.state == "RUNNING"]
-        with ThreadPoolExecutor(self.params.fetch_workers) as pool:
+        pool = ThreadPoolExecutor(self.params.fetch_workers)
+        try:
             no_mr: MapReduceParts = ([], [], [])
             no_usage: list[ContainerUsage] = []
             no_containers: list[Container] = []
@@ -162,11 +177,14 @@ class LiveSensor:
                 "history", [], lambda: self._history(pool, now_ms),
                 enabled=self.params.mapreduce.enabled and self.params.mapreduce.history
                 and self.connectors.mapreduce.history_url is not None)
+        finally:  # reads given up at the deadline end on their own (total_s), unwaited
+            pool.shutdown(wait=False, cancel_futures=True)
+        self._same_rm(followed)
         self.memory.last_taken_at = now_ms
         done = [replace(t, node_id=self.memory.task_nodes.get(t.id, "")) if not t.node_id else t
                 for t in done]
         snapshot = build_snapshot(
-            taken_at=now_ms, rm_url=rm.active_url, cluster=info, metrics=metrics,
+            taken_at=now_ms, rm_url=followed or rm.urls[0], cluster=info, metrics=metrics,
             scheduler_type=sched_type, queues=queues, nodes=nodes, apps=apps,
             containers=containers, usage=usage, jobs=jobs, tasks=tasks,
             finished_tasks=done, queue_metrics=qm, scheduler_conf=sched_conf, rm_conf=rm_conf,
@@ -174,6 +192,34 @@ class LiveSensor:
         )
         self.memory.task_nodes = {t.id: t.node_id for t in snapshot.tasks if t.node_id}
         return snapshot
+
+    def _nodes_agree(self, active: int, nodes: Sequence[Any]) -> None:
+        """Skip the cycle (reason ``parse``) when the nodes list holds fewer than half
+        the RUNNING nodes the RM's metrics count as active: a nodes body that decoded
+        to no nodes beside 2 active ones made Matchmaking write a delay for 0 nodes.
+        (The two reads are a moment apart: a node or two may come or go between.)"""
+        running = sum(1 for n in nodes if n.state == "RUNNING")
+        if active <= 0 or running * 2 >= active:
+            return
+        cause = ParseError(f"the nodes list has {running} RUNNING nodes, the cluster "
+                           f"metrics count {active} active")
+        stat = self.stats.setdefault("rm", SourceStat())
+        stat.ok, stat.errors, stat.last_error = False, stat.errors + 1, f"nodes: {cause}"
+        raise SenseError("nodes", cause)
+
+    def _same_rm(self, followed: str | None) -> None:
+        """Skip the cycle (reason ``standby``) when the RM failed over while it read:
+        an optional read met a 307 and re-resolved, to another RM or to none. The
+        required data came from an RM that is no longer the active one."""
+        now = self.connectors.rm.followed
+        if now == followed:
+            return
+        cause = StandbyError(
+            f"the ResourceManager failed over during the cycle (read from "
+            f"{redact_url(followed or '?')}, now {redact_url(now) if now else 'no active RM'})")
+        stat = self.stats.setdefault("rm", SourceStat())
+        stat.ok, stat.errors, stat.last_error = False, stat.errors + 1, str(cause)
+        raise SenseError("rm", cause)
 
     # --- bookkeeping -------------------------------------------------------
     def _required(self, *steps: tuple[str, Callable[[], Any]]) -> list[Any]:
@@ -195,6 +241,10 @@ class LiveSensor:
             return empty
         started = time.monotonic()
         stat = self.stats.setdefault(name, SourceStat())
+        if started > self._deadline:
+            stat.ok, stat.last_error = False, PAST_DEADLINE
+            log.warning("source %s not read this cycle: %s", name, PAST_DEADLINE)
+            return empty
         try:
             result = _mapped(step)
         except ConnectorError as exc:
@@ -207,8 +257,10 @@ class LiveSensor:
 
     def _each(self, pool: ThreadPoolExecutor, name: str, fn: Callable[[T], R],
               items: Iterable[T]) -> list[R]:
-        """Run fn over items; per-item failures are counted, not fatal,
-        unless every item failed (then the source is marked down)."""
+        """Run fn over items; per-item failures are counted, not fatal, unless every
+        item failed (then the source is down). A source with any failed read is not
+        whole (``ok`` False, so ``Snapshot.sources[name]`` is False) though it keeps
+        what was read: a policy must not take a partial read for the cluster."""
         items = list(items)
         results: list[R] = []
         failures: list[ConnectorError] = []
@@ -219,7 +271,10 @@ class LiveSensor:
             except ConnectorError as exc:
                 return exc
 
-        for res in pool.map(guarded, items):
+        futures = [pool.submit(guarded, item) for item in items]
+        _, late = wait(futures, timeout=max(0.0, self._deadline - time.monotonic()))
+        for f in futures:  # in the items' order
+            res = TimeoutError_(PAST_DEADLINE) if f in late else f.result()
             if isinstance(res, ConnectorError):
                 failures.append(res)
             else:
@@ -227,7 +282,8 @@ class LiveSensor:
         stat = self.stats.setdefault(name, SourceStat())
         stat.errors += len(failures)
         if failures:
-            stat.last_error = str(failures[-1])
+            stat.ok = False
+            stat.last_error = f"{len(failures)} of {len(items)} reads failed: {failures[-1]}"
             log.info("source %s: %d of %d reads failed (%s)", name, len(failures), len(items),
                      failures[-1])
             if not results:

@@ -29,6 +29,8 @@ def http_client(cfg: AdvisorConfig, recorder: Recorder | None = None) -> HttpCli
     return HttpClient(
         timeout=(rm.timeout.connect_s, rm.timeout.read_s),
         total_timeout=rm.timeout.total_s,
+        max_body_bytes=int(rm.body.max_mb * (1 << 20)),
+        max_inflation=rm.body.max_inflation,
         retry=RetryPolicy(rm.retry.attempts, rm.retry.base_delay_s, rm.retry.max_delay_s,
                           rm.retry.deadline_s),
         auth=AuthConfig(rm.auth.method, rm.auth.user, rm.auth.principal, rm.auth.keytab),

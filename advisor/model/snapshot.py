@@ -17,6 +17,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1  # a Java int: what the RM parses a setting as
+
+
+def conf_int(value: str | None, low: int = INT_MIN, high: int = INT_MAX) -> int | None:
+    """An integer RM setting as the RM reads it (``Configuration.getInt``: decimal, a
+    Java int), or None (unknown: YARN's default applies) when it is absent, not a
+    number or outside ``[low, high]``. Checked by length before ``int()``: a
+    4,301-digit value made ``int()`` raise and failed HaSTE and ANACRAC every cycle."""
+    if value is None:
+        return None
+    text = value.strip()
+    digits = text[1:] if text[:1] in ("-", "+") else text
+    if not digits.isascii() or not digits.isdigit() or len(digits) > 10:
+        return None
+    number = int(text)
+    return number if low <= number <= high else None
+
 
 @dataclass(frozen=True, slots=True)
 class Resources:
@@ -361,8 +378,7 @@ class Snapshot:
     @property
     def max_app_priority(self) -> int | None:
         """``yarn.cluster.max-application-priority`` when the RM told us."""
-        value = self.rm_conf.get("yarn.cluster.max-application-priority")
-        return int(value) if value is not None and value.lstrip("-").isdigit() else None
+        return conf_int(self.rm_conf.get("yarn.cluster.max-application-priority"))
 
     @property
     def pending_requests(self) -> int:

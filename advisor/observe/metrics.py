@@ -41,9 +41,10 @@ from yarn_advisor.config.schema import AdvisorConfig
 SOURCES = ("rm", "containers", "nm_jmx", "rm_jmx", "scheduler_conf", "rm_conf", "mapreduce",
            "history")
 # the reason classes of skipped cycles: ConnectorError.reason of the required read that
-# failed, or "internal error" (the first word of CycleReport.reason)
-SKIP_REASONS = ("auth", "error", "http_status", "internal error", "parse", "standby", "timeout",
-                "unavailable")
+# failed, "disk" (the journal or state could not be written) or "internal error" (the
+# first word of CycleReport.reason)
+SKIP_REASONS = ("auth", "disk", "error", "http_status", "internal error", "parse", "standby",
+                "timeout", "unavailable")
 HA_STATES = ("ACTIVE", "STANDBY", "INITIALIZING", "STOPPED")
 CLASSES = ("short", "long")
 Mode = Callable[[str], str]  # policy -> "enforce" | "dry_run"

@@ -14,6 +14,8 @@ precision mode's decision table for the RM plug-in's poller
 from __future__ import annotations
 
 import json
+import logging
+import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,10 +28,50 @@ from yarn_advisor.advisor.act.publish import latest
 from yarn_advisor.advisor.ha.status import ALONE, HaCollector
 from yarn_advisor.advisor.loop.daemon import Advisor
 from yarn_advisor.advisor.observe.metrics import AdvisorCollector, BuildInfo
-from yarn_advisor.config.schema import AdvisorConfig
+from yarn_advisor.config.schema import AdvisorConfig, Server
 
+log = logging.getLogger("yarn_advisor")
 LIVE_AFTER = 10  # intervals without a new cycle before /livez says the loop has stalled
 LIVE_MIN_S = 300.0  # ... and never sooner than this (a slow RM makes long cycles)
+
+
+class BoundedHTTPServer(ThreadingHTTPServer):
+    """A threaded HTTP server with at most ``max_connections`` connections served at
+    once: a connection past that is closed as soon as it is accepted (its thread
+    never starts), so idle or slow clients cannot take every thread and file
+    descriptor. A client that goes away mid-answer costs one DEBUG line, not a
+    traceback on stderr."""
+
+    daemon_threads = True
+    request_queue_size = 128  # the listen backlog: a burst of scrapes waits, not SYN-retries
+
+    def __init__(self, address: tuple[str, int], handler: type[BaseHTTPRequestHandler],
+                 max_connections: int) -> None:
+        super().__init__(address, handler)
+        self.max_connections = max_connections
+        self._slots = threading.BoundedSemaphore(max_connections)
+        self.refused = 0  # connections closed because every slot was taken
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):
+            self.refused += 1
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)  # starts its thread
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        exc = sys.exc_info()[1]
+        log.debug("HTTP client %s: %s: %s", client_address, type(exc).__name__, exc)
 
 
 class AdvisorServer:
@@ -40,7 +82,9 @@ class AdvisorServer:
     """
 
     def __init__(self, advisor: Advisor, host: str, port: int, interval_s: float,
-                 config: AdvisorConfig | None = None) -> None:
+                 config: AdvisorConfig | None = None, *,
+                 max_connections: int | None = None,
+                 connection_timeout_s: float | None = None) -> None:
         self.advisor = advisor
         self.interval_s = interval_s
         self.started_at = time.time()
@@ -53,8 +97,10 @@ class AdvisorServer:
             tripped=lambda: actuator.tripped_policies()))
         self.registry.register(HaCollector(
             lambda: ALONE if advisor.ha is None else advisor.ha.status()))
-        self.httpd = ThreadingHTTPServer((host, port), self._handler())
-        self.httpd.daemon_threads = True
+        limits = config.server if config is not None else Server()
+        self.httpd = BoundedHTTPServer(
+            (host, port), self._handler(connection_timeout_s or limits.connection_timeout_s),
+            max_connections or limits.max_connections)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
@@ -118,10 +164,12 @@ class AdvisorServer:
             return 304, b"", {"ETag": tag}
         return 200, table.dumps().encode(), {"ETag": tag}
 
-    def _handler(self) -> type[BaseHTTPRequestHandler]:
+    def _handler(self, timeout_s: float) -> type[BaseHTTPRequestHandler]:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            timeout = timeout_s  # each socket read and write (StreamRequestHandler.setup)
+
             def do_GET(self) -> None:
                 path = self.path.split("?")[0]
                 if path == "/metrics":

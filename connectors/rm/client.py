@@ -56,6 +56,12 @@ class RMClient:
             self._active, _ = self.resolve()
         return self._active
 
+    @property
+    def followed(self) -> str | None:
+        """The RM this client follows now, without probing (None: not known, as after
+        a failover it could not resolve); the sensor compares it across a cycle."""
+        return self._active
+
     def resolve(self) -> tuple[str, Any]:
         """Probe every configured RM; return (url, info body) of the active one.
 

@@ -262,3 +262,37 @@ def test_a_corrupt_state_is_reported_left_out_and_replaced_by_the_next_save(
         assert a.ha.load_errors == {}
     finally:
         a.stop()
+
+
+@pytest.mark.parametrize("kazoo_level", [None, "DEBUG"])
+def test_a_debug_log_never_shows_the_zookeeper_digest(
+        zk_hosts: str, capsys: pytest.CaptureFixture[str], kazoo_level: str | None) -> None:
+    """At ``logging.level: DEBUG`` kazoo logged its Auth request, the digest in clear,
+    on every connect. Now kazoo stays at INFO unless ``logging.loggers`` asks; asked,
+    its requests are logged with the digest masked. A real ZooKeeper, a real connect."""
+    import logging
+
+    from yarn_advisor.advisor.cli.logs import setup_logging
+    from yarn_advisor.advisor.engine.settings import load_config
+
+    secret = "s3cret-digest-pw"
+    levels = {n: logging.getLogger(n).level for n in ("yarn_advisor", "kazoo")}
+    logging_cfg: dict[str, object] = {"level": "DEBUG"}
+    if kazoo_level:
+        logging_cfg["loggers"] = {"kazoo": kazoo_level}
+    setup_logging(load_config(None, {"logging": logging_cfg}))
+    ha = ZooKeeperHA(ZooKeeperConfig(hosts=zk_hosts, path=BASE + "-debuglog",
+                                     digest=f"advisor:{secret}", session_timeout_s=3))
+    try:
+        ha.start()
+        wait_until(lambda: ha.is_leader, 10)
+    finally:
+        ha.stop()
+        for n, level in levels.items():
+            logging.getLogger(n).setLevel(level)
+    err = capsys.readouterr().err
+    assert secret not in err
+    if kazoo_level:
+        assert "Sending request" in err and "auth='***'" in err  # asked for: shown, masked
+    else:
+        assert "Sending request" not in err  # capped at INFO

@@ -507,3 +507,27 @@ def test_going_back_to_the_original_value_is_never_rate_limited(tmp_path: Path) 
 def test_the_configs_lever_kinds_are_the_actuators() -> None:
     from yarn_advisor.config.schema import LEVER_KINDS
     assert set(LEVER_KINDS) == {k.value for k in Kind if not k.advisory}
+
+
+def test_the_memory_forgets_an_origin_once_no_guardrail_reads_it(tmp_path: Path) -> None:
+    """A target's times dropped by the per-target window (shorter than the cooldown)
+    while a later guard blocked it left its origin behind for good: the per-target
+    maps grew with every application ever seen (+75 MB for 200,000)."""
+    now = [NOW]
+    a = Actuator(ActuatorSettings(cooldown_s=7200.0, target_window_s=3600.0,
+                                  max_actions_per_cycle=1),
+                 Journal(tmp_path / "journal.jsonl"), Writer(FakeRM()), False, {},
+                 clock=lambda: now[0])
+
+    def at(t: float, recs: list[Recommendation]) -> None:
+        now[0] = NOW + t
+        a.act(recs, snap(taken_at=int(now[0] * 1000)))
+
+    key = (Kind.SET_APP_PRIORITY, APP)
+    at(0, [rec(value=5)])
+    assert key in a.memory.origins
+    at(5000, [rec(target=OTHER), rec(value=7, previous=5)])  # APP: max_per_cycle
+    assert phases(a)[-1] == ("blocked", "max_per_cycle")
+    at(8000, [])  # past the cooldown: nothing reads APP's memory any more
+    assert key not in a.memory.origins and key not in a.memory.owners
+    assert key not in a.memory.times

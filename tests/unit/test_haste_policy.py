@@ -357,3 +357,14 @@ def test_an_am_boost_alone_is_not_written_where_nothing_ranks_the_running_apps()
     assert {t: J(r.value) for t, r in alone.items()} == {A2: 10}
     # ranked running apps (A1's MapReduce counts): the paper's AM boost is kept
     assert J(_by_kind(_three_apps(), Kind.SET_APP_PRIORITY)[A2].value) == 10
+
+
+@pytest.mark.parametrize("raw", ["9" * 4301, "99999999999", "-9" * 3])
+def test_an_out_of_bounds_max_application_priority_is_unknown_not_a_crash(raw: str) -> None:
+    """Numbers from the RM's configuration are bounded (a Java int, decimal): a
+    4,301-digit value made ``int()`` raise and HaSTE fail every cycle; now the
+    setting is unknown, as if the RM had not said, and the priorities are YARN's."""
+    recs = _by_kind(_three_apps(rm_conf={"yarn.cluster.max-application-priority": raw}),
+                    Kind.SET_APP_PRIORITY)
+    assert {t: J(r.value) for t, r in recs.items()} == {
+        t: J(r.value) for t, r in _by_kind(_three_apps(), Kind.SET_APP_PRIORITY).items()}

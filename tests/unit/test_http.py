@@ -269,3 +269,75 @@ def test_deep_or_huge_json_decodes_or_is_a_parse_error(body: str) -> None:
         decode_json(body, "u")
     except ParseError as exc:
         assert "recursion" in str(exc)
+
+
+def _serve_once_forever(answer: bytes, then: bytes | None = None) -> Iterator[int]:
+    """A real TCP server on loopback: each connection gets ``answer`` (headers and a
+    first part), then ``then`` over and over until the client goes away."""
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        srv.settimeout(0.1)
+        while not stop.is_set():
+            try:
+                conn = srv.accept()[0]
+            except TimeoutError:
+                continue
+            try:
+                conn.recv(65536)
+                conn.sendall(answer)
+                while then is not None and not stop.is_set():
+                    conn.sendall(then)
+            except OSError:
+                pass
+            finally:
+                conn.close()
+
+    t = threading.Thread(target=serve, daemon=True)
+    t.start()
+    yield srv.getsockname()[1]
+    stop.set()
+    t.join()
+    srv.close()
+
+
+@pytest.fixture
+def endless_server() -> Iterator[int]:
+    """200 and a body that never ends, as fast as loopback carries it."""
+    yield from _serve_once_forever(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n[",
+        b"0," * 32768)
+
+
+@pytest.fixture
+def gzip_bomb_server() -> Iterator[int]:
+    """200 with ``Content-Encoding: gzip``: 64 KiB on the wire, 64 MiB inflated."""
+    import gzip
+    bomb = gzip.compress(b" " * (64 << 20), compresslevel=9)
+    yield from _serve_once_forever(
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: gzip\r\n"
+        + f"Content-Length: {len(bomb)}\r\nConnection: close\r\n\r\n".encode() + bomb)
+
+
+def test_an_endless_body_stops_at_the_size_cap(endless_server: int) -> None:
+    """It took the daemon to 1.27 GB; now one read fails at the cap, not retried."""
+    http, waits = client(max_body_bytes=4 << 20, total_timeout=20.0,
+                         retry=RetryPolicy(attempts=3, deadline=30.0))
+    started = time.monotonic()
+    with pytest.raises(ParseError, match=r"body over 4 MiB \(rm.body.max_mb\)"):
+        http.get_raw(f"http://127.0.0.1:{endless_server}/ws/v1/cluster/apps")
+    assert time.monotonic() - started < 10 and waits == []
+
+
+def test_a_decompression_bomb_stops_at_the_inflation_cap(gzip_bomb_server: int) -> None:
+    http, _ = client(max_inflation=100.0, retry=RetryPolicy(attempts=1))
+    with pytest.raises(ParseError, match="decompresses to over 100 times"):
+        http.get_raw(f"http://127.0.0.1:{gzip_bomb_server}/proxy/application_1_0001/ws")
+    small, _ = client(max_body_bytes=8 << 20, max_inflation=10_000.0,
+                      retry=RetryPolicy(attempts=1))
+    with pytest.raises(ParseError, match="body over 8 MiB"):  # and the size cap, decoded
+        small.get_raw(f"http://127.0.0.1:{gzip_bomb_server}/proxy/application_1_0001/ws")
+

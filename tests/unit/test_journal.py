@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +197,84 @@ def test_the_journal_rotates_by_size_and_still_reads_whole(tmp_path: Path) -> No
         j.append(entry(f"e{i:02d}", ts=float(i + 1)))
     more, _ = j.read(offset)
     assert more and more[-1].id == "e79"
+
+
+def test_a_short_journal_write_aborts_the_rm_write(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A full disk: ``os.write`` writes part of the intent and returns short, the next
+    call fails. The RM write is not sent and no torn intent is left behind."""
+    path = tmp_path / "j.jsonl"
+    j = Journal(path)
+    j.append(entry("before", Phase.DRY_RUN))
+    size = path.stat().st_size
+    real = os.write
+    calls: list[int] = []
+
+    def short(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        if len(calls) == 1:
+            return real(fd, bytes(data[:len(data) // 2]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "write", short)
+    w = OneValue(0)
+    with pytest.raises(OSError, match="journal line not written"):
+        write(w, j)
+    monkeypatch.setattr(os, "write", real)
+    assert w.sends == 0
+    assert path.stat().st_size == size  # cut back: nothing of the intent is left
+    fresh = Journal(path)
+    assert [e.id for e in fresh.entries()] == ["before"] and fresh.unreadable == 0
+
+
+def test_a_write_that_returns_zero_aborts_too(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    j = Journal(tmp_path / "j.jsonl")
+    monkeypatch.setattr(os, "write", lambda fd, data: 0)
+    w = OneValue(0)
+    with pytest.raises(OSError):
+        write(w, j)
+    assert w.sends == 0
+
+
+_FSIZE_SCRIPT = """
+import resource, signal, sys
+from pathlib import Path
+from yarn_advisor.advisor.act.journal import Entry, Journal, Phase
+from yarn_advisor.advisor.act.writer import Writer, journaled_write
+from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import Priority
+
+class Levers:
+    sends = 0
+    def ensure_active(self): pass
+    def read(self, kind, target, value): return Priority(0)
+    def send(self, kind, target, value):
+        Levers.sends += 1
+        return {}
+
+path = Path(sys.argv[1])
+j = Journal(path)
+e = Entry(id="a", phase=Phase.DRY_RUN, kind=Kind.SET_APP_PRIORITY, target="app_1",
+          policy="haste", value=7)
+j.append(e)
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+limit = path.stat().st_size + 40  # room for part of the intent line, not all of it
+resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+try:
+    journaled_write(Writer(Levers()), j, e, Priority(7))
+except OSError as exc:
+    print("raised", exc.errno)
+print("sends", Levers.sends)
+"""
+
+
+def test_a_size_limited_disk_sends_nothing(tmp_path: Path) -> None:
+    """RLIMIT_FSIZE (EFBIG after a short write), in a child process: the kernel's own
+    short write, not a patched one."""
+    path = tmp_path / "j.jsonl"
+    out = subprocess.run([sys.executable, "-c", _FSIZE_SCRIPT, str(path)],
+                         capture_output=True, text=True, timeout=60, check=True).stdout
+    assert "raised 27" in out and "sends 0" in out, out
+    fresh = Journal(path)
+    assert [e.phase for e in fresh.entries()] == [Phase.DRY_RUN] and fresh.unreadable == 0

@@ -55,6 +55,6 @@ def test_an_unknown_logging_key_names_the_keys_as_written() -> None:
     try:
         from_dict({"logging": {"json_lines": True}})
     except ConfigError as exc:
-        assert exc.errors == ["logging.json_lines: unknown key (known: json, level)"]
+        assert exc.errors == ["logging.json_lines: unknown key (known: json, level, loggers)"]
     else:
         raise AssertionError("json_lines was accepted")

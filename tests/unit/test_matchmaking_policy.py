@@ -165,3 +165,11 @@ def test_live_scheduler_conf_is_the_previous_value_and_suppresses_no_ops() -> No
     (rec,) = differs.recommendations
     assert J(rec.value) == {KEY: 12} and J(rec.previous) == {KEY: 40}
     assert "was 40" in rec.explanation.summary
+
+
+def test_an_unbounded_live_delay_is_unknown_not_a_crash() -> None:
+    """A 4,301-digit node-locality-delay from the RM made ``int()`` raise; a number the
+    RM could not hold (a Java int) is unknown: the policy recommends as with no value."""
+    huge = mm.advise(_cluster(12, scheduler_conf={KEY: "9" * 4301}), mm.State(), mm.Params())
+    (rec,) = huge.recommendations
+    assert J(rec.value) == {KEY: 12} and rec.previous is None

@@ -393,3 +393,24 @@ def test_containers_that_just_started_count_their_whole_allocation() -> None:
     trusted = opera.advise(snap, NEW, P(settle_s=4), _short())
     assert J(_kinds(trusted.recommendations, Kind.UPDATE_NODE_RESOURCE)[N1].value) == {
         "memory_mb": 8192 + 2048, "vcores": 10}
+
+
+def test_a_node_whose_containers_were_not_read_lends_nothing() -> None:
+    """Partial data never makes OPERA bolder (issue 30): A's containers read failed,
+    so the margin for A's young containers on n1 is unknown. It lent there before (the
+    young containers were simply not seen); now n1, where the RM counts 4 containers
+    and none was read, lends nothing. A node whose containers were all read lends as
+    with full data."""
+    n, _ = _full_node()
+    young = [ctr(f"c_a{i}", A, N1, (2048, 2), started=TS - 5_000 + i) for i in range(4)]
+    apps = [app(A, allocated=(8192, 8), running=4), app(B, [rr(20, 1024, 1, 3)])]
+    unread = snapshot(nodes=[n], containers=[], apps=apps, sources={"containers": False})
+    res = opera.advise(unread, NEW, P(), _short())
+    assert _kinds(res.recommendations, Kind.UPDATE_NODE_RESOURCE) == {}
+    assert J(res.next_state)["lent"] == {}
+    read = snapshot(nodes=[n], containers=young, apps=apps, sources={"containers": False})
+    full = snapshot(nodes=[n], containers=young, apps=apps, sources={"containers": True})
+    same = [_kinds(opera.advise(s, NEW, P(settle_s=4), _short()).recommendations,
+                   Kind.UPDATE_NODE_RESOURCE) for s in (read, full)]
+    assert same[0] == same[1] and J(same[0][N1].value) == {"memory_mb": 8192 + 2048,
+                                                           "vcores": 10}

@@ -9,6 +9,7 @@ it is the production code: RMClient's HA following, the sensor, build_snapshot.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -172,15 +173,16 @@ def test_the_snapshot_holds_what_the_rm_said() -> None:
     assert {t.app_id for t in snap.tasks} <= {j.app_id for j in snap.jobs}
 
 
-def test_one_failing_per_app_read_degrades_only_that_app() -> None:
+def test_one_failing_per_app_read_degrades_the_source_and_loses_only_that_app() -> None:
     cycle = BUSY / "cycle-0020.yaml"
     (url,) = _manifest_urls(BUSY)
     full = _sensor(FakeHttp(cycle), [url]).sense(1_795_308_500_000)
     bad_app = "application_1795308405919_0003"
     sensor = _sensor(FakeHttp(cycle, fail=(f"/apps/{bad_app}/appattempts",)), [url])
     snap = sensor.sense(1_795_308_500_000)
-    assert snap.sources["containers"] is True
+    assert snap.sources["containers"] is False  # not whole: a policy must not take it for all
     assert sensor.stats["containers"].errors == 1
+    assert "1 of " in sensor.stats["containers"].last_error
     assert {c.id for c in snap.containers} == {c.id for c in full.containers
                                               if c.app_id != bad_app}
     assert bad_app in snap.app_by_id  # the app itself is still there
@@ -237,3 +239,94 @@ def test_an_optional_parser_raising_anything_degrades_that_source_only(
     assert not snap.sources["nm_jmx"] and not snap.sources["rm_jmx"]
     assert "unreadable data: KeyError" in sensor.stats["rm_jmx"].last_error
     assert snap.sources["containers"] and snap.containers
+
+
+class FailsOverAfterApps(FakeHttp):
+    """The active RM of cycle 1 fails over right after the required reads: from then
+    on it answers as the real standby of cycle 3 did (info STANDBY, data paths 307)."""
+
+    def __init__(self, active: str, standby: str) -> None:
+        super().__init__(HA / "cycle-0001.yaml", HA / "cycle-0003.yaml")
+        self.active, self.standby, self.failed_over = active, standby, False
+        self.redirect = self.bodies[f"{standby}/ws/v1/cluster/apps"]  # the real 307
+        self.standby_info = self.bodies[f"{standby}/ws/v1/cluster/info"]
+
+    def get_raw(self, url: str, params: Mapping[str, str] | None = None) -> RawJSON:
+        full = _key(url + ("?" + urlencode(params) if params else ""))
+        if self.failed_over and full.startswith(self.active):
+            self.asked.append(full)
+            if full.endswith("/ws/v1/cluster/info"):
+                return RawJSON(full, self.standby_info[1].encode())
+            raise HTTPStatusError(self.redirect[0], full, self.redirect[1])
+        raw = super().get_raw(url, params)
+        if full == f"{self.active}/ws/v1/cluster/apps?states={LIVE}":
+            self.failed_over = True
+        return raw
+
+
+def test_a_failover_mid_cycle_skips_the_cycle_as_standby() -> None:
+    """Optional reads meet a 307 after the required ones; re-resolving finds no active
+    RM. The cycle is skipped with reason ``standby`` (it was a StandbyError escaping
+    the sensor: an "internal error" with a traceback)."""
+    _, standby, active = _manifest_urls(HA)
+    http = FailsOverAfterApps(active, standby)
+    sensor = _sensor(http, [standby, active])
+    with pytest.raises(SenseError) as exc:
+        sensor.sense(1_795_389_300_000)
+    assert exc.value.reason == "standby" and exc.value.source == "rm"
+    assert "failed over during the cycle" in str(exc.value)
+    assert not sensor.stats["rm"].ok
+    assert any(u.startswith(active) and "/jmx" in u for u in http.asked)  # it did get there
+
+
+def test_a_nodes_list_that_disagrees_with_the_cluster_metrics_skips_the_cycle() -> None:
+    """The recorded nodes body with its node list emptied, beside the recorded metrics
+    that count the nodes active: Matchmaking wrote a delay for no nodes on it."""
+    cycle = BUSY / "cycle-0020.yaml"
+    (url,) = _manifest_urls(BUSY)
+    http = FakeHttp(cycle)
+    key = next(k for k in http.bodies if k.endswith("/ws/v1/cluster/nodes"))
+    status, body = http.bodies[key]
+    data = json.loads(body)
+    active = json.loads(http.bodies[next(k for k in http.bodies
+                                         if k.endswith("/cluster/metrics"))][1])
+    assert active["clusterMetrics"]["activeNodes"] >= 2
+    data["nodes"]["node"] = []
+    http.bodies[key] = (status, json.dumps(data))
+    sensor = _sensor(http, [url])
+    with pytest.raises(SenseError) as exc:
+        sensor.sense(1_795_308_500_000)
+    assert exc.value.source == "nodes" and exc.value.reason == "parse"
+    assert "0 RUNNING nodes" in str(exc.value)
+    assert _sensor(FakeHttp(cycle), [url]).sense(1_795_308_500_000).nodes  # as recorded: fine
+
+
+class SlowAm(FakeHttp):
+    """The recorded cycle, with the application masters' reads (through the RM's
+    /proxy) taking ``delay_s`` each: a trickling AM."""
+
+    def __init__(self, *cycles: Path, delay_s: float) -> None:
+        super().__init__(*cycles)
+        self.delay_s = delay_s
+
+    def get_raw(self, url: str, params: Mapping[str, str] | None = None) -> RawJSON:
+        if "/proxy/" in url:
+            time.sleep(self.delay_s)
+        return super().get_raw(url, params)
+
+
+def test_the_sense_step_gives_up_optional_reads_at_its_deadline() -> None:
+    """A trickling AM held cycles at 31 s and they acted on data read 31 s before;
+    now the reads still out at ``sense.deadline_s`` are given up, their source
+    degraded, and the cycle goes on with what came in time."""
+    cycle = BUSY / "cycle-0020.yaml"
+    (url,) = _manifest_urls(BUSY)
+    sensor = _sensor(SlowAm(cycle, delay_s=4.0), [url])
+    sensor.params = sensor.params.model_copy(update={"deadline_s": 1.0})
+    started = time.monotonic()
+    snap = sensor.sense(1_795_308_500_000)
+    took = time.monotonic() - started
+    assert took < 3.5, took  # one AM read alone is 4 s
+    assert snap.sources["mapreduce"] is False
+    assert "sense.deadline_s" in sensor.stats["mapreduce"].last_error
+    assert snap.nodes and snap.apps  # the required data, read in time

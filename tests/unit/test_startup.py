@@ -76,3 +76,41 @@ def test_an_unexpected_failure_is_one_line_unless_debug(
         "yarn-advisor: run failed: RuntimeError: a bug (--debug shows the traceback)")
     with pytest.raises(RuntimeError):
         main(["--debug", "run", "--config", str(tmp_path / "advisor.yaml"), "--once"])
+
+
+# --- issue 30: exit codes as documented, 2 for bad input ------------------------------
+
+@pytest.mark.parametrize(("extra", "says"), [
+    ({"ha": {"zookeeper": {"hosts": ":::"}}}, "ha.zookeeper.hosts"),
+    ({"ha": {"zookeeper": {"hosts": "zk1:2181,zk2:99999"}}}, "ha.zookeeper.hosts"),
+    ({"rm": {"urls": ["http://"]}}, "has no host"),
+    ({"rm": {"urls": ["http://rm:99999"]}}, "not a valid URL"),
+    ({"rm": {"history_url": "https://:8088"}}, "rm.history_url"),
+])
+def test_bad_addresses_are_bad_input(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                     extra: dict[str, object], says: str) -> None:
+    """They passed validation and then failed every cycle (or exited 1)."""
+    code, err = _run(tmp_path, capsys, extra)
+    assert code == 2 and says in err, err
+
+
+def test_a_config_that_never_ends_is_bad_input(capsys: pytest.CaptureFixture[str]) -> None:
+    """``--config /dev/zero`` allocated until MemoryError; now read up to a bound."""
+    assert main(["run", "--config", "/dev/zero", "--once"]) == 2
+    assert "not a configuration file" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv", [["--cycles", "-1"], ["--cycles", "0"],
+                                  ["--interval", "-5"], ["--interval", "nan"]])
+def test_record_with_a_bad_count_exits_2(tmp_path: Path, argv: list[str]) -> None:
+    """``record --cycles -1`` recorded nothing and exited 0."""
+    with pytest.raises(SystemExit) as exc:
+        main(["record", "--rm", "http://127.0.0.1:1", "--out", str(tmp_path / "r"), *argv])
+    assert exc.value.code == 2
+    assert not (tmp_path / "r").exists()
+
+
+def test_run_with_a_port_out_of_range_exits_2(tmp_path: Path) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["run", "--once", "--port", "99999"])
+    assert exc.value.code == 2

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from yarn_advisor.advisor.model.jsonvalue import JsonValue
-from yarn_advisor.advisor.model.snapshot import QueueMetricsBean, Snapshot
+from yarn_advisor.advisor.model.snapshot import QueueMetricsBean, Snapshot, conf_int
 from yarn_advisor.advisor.policies.matchmaking.core import locality_rate
 
 CONF_KEY = "yarn.scheduler.capacity.node-locality-delay"
@@ -13,10 +13,8 @@ ACTIVE = frozenset({"NEW", "NEW_SAVING", "SUBMITTED", "ACCEPTED", "RUNNING"})
 def current_delay(snapshot: Snapshot, configured: int | None) -> int | None:
     """The RM's live value (``Snapshot.scheduler_conf``), else the operator's
     ``current_node_locality_delay``, else unknown."""
-    live = snapshot.scheduler_conf.get(CONF_KEY)
-    if live is not None and live.strip().lstrip("-").isdigit():
-        return int(live)
-    return configured
+    live = conf_int(snapshot.scheduler_conf.get(CONF_KEY))
+    return configured if live is None else live
 
 
 def local_hosts(snap: Snapshot) -> set[str]:

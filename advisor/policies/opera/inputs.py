@@ -62,6 +62,18 @@ def _measured(n: Node) -> bool:
                               or n.num_containers == 0)
 
 
+def unread_nodes(snap: Snapshot) -> frozenset[str]:
+    """Nodes whose containers OPERA could not read: when a containers read failed
+    (``Snapshot.sources``), those where the RM counts more containers than were read.
+    Their young containers (its margin) are unknown, so they lend nothing."""
+    if snap.sources.get("containers", True):
+        return frozenset()
+    seen: dict[str, int] = {}
+    for c in snap.containers:
+        seen[c.node_id] = seen.get(c.node_id, 0) + 1
+    return frozenset(n.id for n in snap.nodes if n.num_containers > seen.get(n.id, 0))
+
+
 def node_inputs(
     snap: Snapshot, bases: Mapping[str, Vec], headroom: Mapping[str, Vec], settle_s: float = 0.0
 ) -> list[NodeIn]:
@@ -71,9 +83,11 @@ def node_inputs(
     whole allocation in TU on top of what is measured: a process that has just
     started has not grown to its working size, and idle memory read then is not idle
     a few seconds later (lending it is what killed containers on a simulated day of
-    Facebook jobs whose tasks use what they ask)."""
+    Facebook jobs whose tasks use what they ask). A node whose containers were not
+    all read (:func:`unread_nodes`) counts as used up to ``C_i``: nothing is lent there."""
     nodes = sorted((n for n in snap.nodes if n.state == "RUNNING"), key=lambda n: n.id)
-    need = set(bases) | {n.id for n in nodes if not _measured(n)}
+    unread = unread_nodes(snap)
+    need = set(bases) | {n.id for n in nodes if not _measured(n)} | unread
     by_node: dict[str, list[Container]] = {}
     young: dict[str, Vec] = {}
     settled_before = snap.taken_at - settle_s * 1000.0
@@ -105,6 +119,8 @@ def node_inputs(
         yn = young.get(n.id)
         if yn is not None and measured is not None:
             usage, src = (usage[0] + yn[0], usage[1] + yn[1]), src + "+young"
+        if n.id in unread:
+            usage, src = (max(usage[0], base[0]), max(usage[1], base[1])), src + "+unread"
         part = n.labels[0] if n.labels else ""
         out.append(NodeIn(n, part, base, used, usage, measured, src, opp))
     return out
