@@ -260,3 +260,40 @@ def test_kill_app_is_opt_in(mini_cluster: MiniCluster, app: SubmittedApp,
     assert counts == {("kill_app", "test", "applied"): 1}
     assert rm_get(mini_cluster, f"/apps/{aid}/state") == {"state": "KILLED"}
     assert only(a, "result")["answer"]["status"] in (200, 202)
+
+
+def test_the_watchdog_trips_a_policy_the_rm_refuses_and_rolls_its_node_back(
+        mini_cluster: MiniCluster, tmp_path: Path) -> None:
+    """Harm on the real RM: it refuses a policy's writes (invalid scheduler-conf values,
+    HTTP 400). Past ``refused_writes`` the watchdog switches the policy to dry-run and
+    writes the node it had enlarged back to its size before; the RM shows it."""
+    nid = small_node(mini_cluster)["id"]
+    a = actuator(mini_cluster, tmp_path, watchdog={"refused_writes": 2})
+    cfg = load(None, {"rm": {"urls": [mini_cluster.rm_url]}, "sense": LIGHT_SENSE})
+    sensor = build_sensor(cfg)
+
+    def act(*recs: Any) -> dict[tuple[str, str, str], int]:
+        return dict(a.act(list(recs), sensor.sense(int(time.time() * 1000))))
+
+    grow = rec("update_node_resource", nid, {"memory_mb": 8192, "vcores": 6}, policy="opera")
+    assert act(grow) == {("update_node_resource", "opera", "applied"): 1}
+    assert small_node(mini_cluster)["totalResource"]["memory"] == 8192
+    for value in ("abc", "xyz"):  # each refused by the RM: not numbers
+        bad = rec("update_scheduler_conf", "root.adhoc", {"maximum-capacity": value},
+                  policy="opera")
+        assert act(bad) == {("update_scheduler_conf", "opera", "refused"): 1}
+    assert a.enforcing("opera")
+    act()  # the next cycle judges: two refused writes
+    assert not a.enforcing("opera")
+    total = small_node(mini_cluster)["totalResource"]
+    assert (total["memory"], total["vCores"]) == (3072, 3)  # rolled back on the real RM
+    tripped = [r for r in records(a.journal) if r["phase"] == "tripped"]
+    assert [(r["policy"], r["reason"]) for r in tripped] == [("opera", "refused_writes")]
+    steps = [r for r in records(a.journal) if r["policy"] == "rollback" and r["phase"] == "result"]
+    assert [(s["kind"], s["target"], s["outcome"]) for s in steps] == [
+        ("update_node_resource", nid, "applied")]
+    # the policy's next write stays a dry run
+    other = rec("update_node_resource", nid, {"memory_mb": 6144, "vcores": 3}, policy="opera")
+    assert act(other) in ({("update_node_resource", "opera", "blocked"): 1},
+                          {("update_node_resource", "opera", "dry_run"): 1})
+    assert small_node(mini_cluster)["totalResource"]["memory"] == 3072
