@@ -55,6 +55,7 @@ class EvalResult:
     oracle: dict[str, int] = field(default_factory=_per_class)  # tasks it calls short
     skipped: int = 0  # tasks without usable start/finish times
     unresolved: int = 0  # failed or killed before the threshold: length unknown
+    censored: int = 0  # still running at the trace's end, under the threshold: unknown
     repeated_jobs: int = 0  # jobs already replayed from an earlier trace: skipped
     rename: str | None = None  # every job renamed to this (a cluster of anonymous names)
     problems: list[str] = field(default_factory=list)
@@ -117,6 +118,7 @@ class EvalResult:
                 both[1] += long
         self.skipped += other.skipped
         self.unresolved += other.unresolved
+        self.censored += other.censored
         self.repeated_jobs += other.repeated_jobs
         self.problems.extend(other.problems)
         self.scores.extend(other.scores)
@@ -150,6 +152,7 @@ class EvalResult:
                                   for rule, n in sorted(self.called_short_by.items())}
         out["skipped_tasks"] = self.skipped
         out["unresolved_tasks"] = self.unresolved
+        out["censored_tasks"] = self.censored
         out["repeated_jobs"] = self.repeated_jobs
         out["problems"] = self.problems
         if self.read is not None:

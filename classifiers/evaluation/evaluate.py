@@ -61,7 +61,7 @@ from yarn_advisor.classifiers.model.naive_bayes import (
     SHAPE_LEVEL,
     NaiveBayesTaskClassifier,
 )
-from yarn_advisor.classifiers.readers.records import MAPREDUCE, TraceJob
+from yarn_advisor.classifiers.readers.records import CENSORED, MAPREDUCE, SUCCESS, TraceJob
 from yarn_advisor.classifiers.readers.rumen import RumenTrace
 from yarn_advisor.classifiers.readers.sources import JobReader
 
@@ -91,6 +91,7 @@ class _Task:
     p_short: float | None = None
     first_seen: bool = False  # nothing learned of its user's stage yet
     succeeded: bool = True  # its last attempt succeeded (else failed or killed)
+    censored: bool = False  # still running at the trace's end (finish: the end)
 
 
 def _events(jobs: Sequence[TraceJob]) -> tuple[list[_Task], list[tuple[int, int, int]]]:
@@ -100,12 +101,13 @@ def _events(jobs: Sequence[TraceJob]) -> tuple[list[_Task], list[tuple[int, int,
         for t in job.container_tasks:
             if t.duration_ms is None:
                 continue
-            succeeded = t.status in ("SUCCESS", "")  # "": not recorded
+            succeeded = t.status in (SUCCESS, "")  # "": not recorded
             i = len(tasks)
             # ids made unique: a trace may hold the same job twice (wordcount2.json)
             start = t.launch_ms  # when it gets a container: see RumenTask.launch_ms
             tasks.append(_Task(j, f"{i}:{t.task_id}", t.type, start, t.finish_ms,
-                               job.demand_mb(t), succeeded=succeeded))
+                               job.demand_mb(t), succeeded=succeeded,
+                               censored=t.status == CENSORED))
             events.append((start, _START, i))
             events.append((t.finish_ms, _FINISH, i))
     events.sort()
@@ -247,7 +249,9 @@ def _job_props(jobs: Sequence[TraceJob], maps_total: Sequence[int], rename: str 
         props = TaskProps(
             framework=job.framework, stage="", queue=queue_leaf(job.queue),
             user=job.user or UNKNOWN, app=app_identity(job.name if rename is None else rename),
-            size=size_bucket(maps, job.total_reduces), demand="", job=key, progress="",
+            # another framework's job may still give its size (its tasks), not its progress
+            size=size_bucket(maps if maps >= 0 else job.total_maps, job.total_reduces),
+            demand="", job=key, progress="",
         )  # fmt: skip
         masked = {name: MASKED for letter, name in _FIELDS.items() if letter in without}
         if "R" in without and "Z" not in without:  # one reduce group: R is the size's last part
@@ -282,8 +286,12 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
     if not task.succeeded:
         # As live: a failed or killed task's run time is not its length; one
         # that ran past the threshold is known long (censored, learned once).
+        # A task still running at the trace's end is known long once past it, else unknown.
         if actual == "short":
-            result.unresolved += 1
+            if task.censored:
+                result.censored += 1
+            else:
+                result.unresolved += 1
             return
         model.learn_running(task.task_id, task.feats, duration)
     else:
