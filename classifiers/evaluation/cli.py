@@ -25,7 +25,13 @@ import json
 import sys
 from typing import Any
 
-from yarn_advisor.classifiers.evaluation.eval_result import CLASSES, ORACLE_SHARE, EvalResult
+from yarn_advisor.classifiers.evaluation.eval_result import (
+    CLASSES,
+    ORACLE_SHARE,
+    EvalResult,
+    frequency_rule_at,
+    stage_oracle_at,
+)
 from yarn_advisor.classifiers.evaluation.evaluate import evaluate_reader, evaluate_traces
 from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
 from yarn_advisor.classifiers.readers.alibaba import AlibabaTaskReader
@@ -41,7 +47,8 @@ TARGET_LONG_CALLED_SHORT = 0.02
 SETTABLE = {"alpha": float, "shape_correlation": float, "reduces_correlation": float,
             "overdue_factor": float, "max_overdue_share": float, "long_while_maps_wait": bool,
             "reduce_support_at_progress": bool, "relaxed_confidence": float,
-            "relaxed_budget": float}
+            "relaxed_budget": float, "calibrate": bool, "long_budget": float,
+            "calibration_aim": float}
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
@@ -277,6 +284,16 @@ def render(result: EvalResult) -> str:
     lines.append(
         f"job-stage oracle (stages >= {ORACLE_SHARE:.0%} short called short): short recall "
         f"{_pct(result.oracle_rate('short'))}, long called short {_pct(result.oracle_rate('long'))}"
+    )
+    o_short, o_long = stage_oracle_at(result, TARGET_LONG_CALLED_SHORT)
+    f_short, f_long = frequency_rule_at(result, TARGET_LONG_CALLED_SHORT)
+    n_short, n_long = result.n("short"), result.n("long")
+    lines.append(
+        f"baselines at <= {TARGET_LONG_CALLED_SHORT:.0%} long called short: (user, task type) "
+        f"frequency rule short recall {_pct(f_short / n_short if n_short else None)}, "
+        f"long called short {_pct(f_long / n_long if n_long else None)}; job-stage oracle "
+        f"{_pct(o_short / n_short if n_short else None)}, "
+        f"{_pct(o_long / n_long if n_long else None)}"
     )
     if result.called_short_by:
         said = ", ".join(f"{k} {s + n} ({n} long)" for k, (s, n) in

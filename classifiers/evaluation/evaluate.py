@@ -90,6 +90,7 @@ class _Task:
     reason: str = ""
     p_short: float | None = None
     first_seen: bool = False  # nothing learned of its user's stage yet
+    frequency: float = -1.0  # the frequency rule's score: short share of its user's stage
     succeeded: bool = True  # its last attempt succeeded (else failed or killed)
     censored: bool = False  # still running at the trace's end (finish: the end)
 
@@ -220,6 +221,7 @@ def evaluate_jobs(
                 )
                 task.feats = features(props)
                 task.first_seen = not model.knows_stage(task.feats)
+                task.frequency = model.stage_frequency(task.feats)
                 pred = model.predict_and_note(task.feats)  # each its own batch
                 task.predicted_short, task.reason = pred.short, pred.reason
                 task.p_short = pred.p_short
@@ -303,6 +305,7 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
     by = result.called_short_by if task.predicted_short else result.called_long_by
     by.setdefault(task.reason, [0, 0])[actual == "long"] += 1
     result.confusion[actual]["short" if task.predicted_short else "long"] += 1
+    result.frequency.append((task.frequency, actual == "long"))
     if result.keep_scores and task.p_short is not None:
         result.scores.append((task.p_short, actual == "long"))
 

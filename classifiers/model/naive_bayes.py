@@ -160,6 +160,7 @@ from typing import Any
 from yarn_advisor.classifiers.model import backoff, checkpoint
 from yarn_advisor.classifiers.model.backoff import Row, Structure
 from yarn_advisor.classifiers.model.budget import MIN_LONG, Budget, Calls, group_size
+from yarn_advisor.classifiers.model.calibration import Calibration
 from yarn_advisor.classifiers.model.checkpoint import FORMAT, VERSION, CheckpointError, validate
 from yarn_advisor.classifiers.model.features import (
     LEVEL_NAMES,
@@ -223,6 +224,9 @@ class NaiveBayesTaskClassifier:
         reduce_support_at_progress: bool = True,
         relaxed_confidence: float = 0.85,
         relaxed_budget: float = 0.01,
+        calibrate: bool = True,
+        long_budget: float = 0.02,
+        calibration_aim: float = 1.0,
     ) -> None:
         if threshold_s <= 0 or not 0.0 <= min_confidence <= 1.0 or alpha <= 0:
             raise ValueError("need threshold_s > 0, 0 <= min_confidence <= 1, alpha > 0")
@@ -242,6 +246,10 @@ class NaiveBayesTaskClassifier:
         self.reduces_correlation = reduces_correlation
         self.relaxed_confidence = relaxed_confidence
         self.relaxed_budget = relaxed_budget
+        self.calibrate = calibrate
+        self.long_budget = long_budget
+        self.calibration_aim = calibration_aim
+        self.calibration = Calibration(long_budget, aim=calibration_aim)  # raises if bad
         self._structure = Structure.of({SHAPE_LEVEL: shape_correlation,
                                         REDUCES_LEVEL: reduces_correlation})
         # the progress branch refines reduces only: a map's later waves have its job's history
@@ -275,7 +283,8 @@ class NaiveBayesTaskClassifier:
                 "long_while_maps_wait": self.long_while_maps_wait,
                 "reduce_support_at_progress": self.reduce_support_at_progress,
                 "relaxed_confidence": self.relaxed_confidence,
-                "relaxed_budget": self.relaxed_budget}
+                "relaxed_budget": self.relaxed_budget, "calibrate": self.calibrate,
+                "long_budget": self.long_budget, "calibration_aim": self.calibration_aim}
 
     # ---- learning -------------------------------------------------------
     def learn(self, feats: Sequence[str], is_long: bool) -> None:
@@ -283,7 +292,9 @@ class NaiveBayesTaskClassifier:
         self.class_counts[1 if is_long else 0] += 1
         backoff.add(self.counts, feats, is_long, self._structure_of(feats))
         if len(feats) > self._job:
-            self.budget.learned(feats[self._job], is_long)
+            stage = feats[self._job]
+            self.calibration.learned(stage, is_long, self.budget.was_called(stage))
+            self.budget.learned(stage, is_long)
             jobs = self._jobs
             jobs[feats[self._job]] = None
             jobs.move_to_end(feats[self._job])
@@ -380,6 +391,13 @@ class NaiveBayesTaskClassifier:
         that must support a short call): else it can only be called long."""
         return len(feats) > self._support and feats[self._support] in self.counts
 
+    def stage_frequency(self, feats: Sequence[str]) -> float:
+        """The share of short tasks learned (finished and censored) of the task's
+        user's stage, -1 if none: the score of the (user, task type) frequency
+        rule, the baseline every report prints."""
+        row = self.counts.get(feats[self._support]) if len(feats) > self._support else None
+        return -1.0 if row is None or row[2] <= 0 else row[3] / row[2]
+
     def predict(self, feats: Sequence[str], calls: Calls | None = None) -> Prediction:
         """Classify a task about to start (features in level order). Changes
         nothing: a short call is noted in ``calls`` (the account's changes as
@@ -392,15 +410,19 @@ class NaiveBayesTaskClassifier:
             return Prediction(False, p_short, "no-history")
         if self.long_while_maps_wait and feats[self._progress].endswith("+wait"):
             return Prediction(False, p_short, "maps-waiting")
+        if calls is not None:
+            calls.scored(feats[self._job], p_short)
         relaxed = False
-        if p_short < self.min_confidence:
-            if not self._within_budget(feats, p_short, calls):
+        threshold = self.confidence()
+        if p_short < threshold:
+            if threshold != self.min_confidence or not self._within_budget(
+                    feats, p_short, calls):
                 return Prediction(False, p_short, "low-confidence")
             relaxed = True
         late = self.late_running.get(feats[self._job], 0)
         if late:  # its job's overdue running tasks, counted as the long tasks they likely are
             p_short = self._score(feats, late)[0] or 0.0
-            if p_short < (self.relaxed_confidence if relaxed else self.min_confidence):
+            if p_short < (self.relaxed_confidence if relaxed else threshold):
                 return Prediction(False, p_short, "overdue")
         if self.overdue_share > self.max_overdue_share:
             return Prediction(False, p_short, "cluster-overdue")
@@ -412,9 +434,22 @@ class NaiveBayesTaskClassifier:
             calls.called(feats[self._job])
         return Prediction(True, p_short, "short")
 
+    def confidence(self) -> float:
+        """P(short) a task needs to be called short: the calibrated threshold
+        (:class:`~yarn_advisor.classifiers.model.calibration.Calibration`) once this
+        cluster's long tasks afford one, else ``min_confidence`` (cold start)."""
+        if self.calibrate:
+            calibrated = self.calibration.threshold
+            if calibrated is not None:
+                return calibrated
+        return self.min_confidence
+
     def note(self, calls: Calls) -> None:
-        """Apply a batch's short calls to the account (the learn step's part)."""
+        """Apply a batch's short calls to the account and its scores to the
+        calibration (the learn step's part)."""
         self.budget.apply(calls)
+        for stage, p_short in calls.scores:
+            self.calibration.note(stage, p_short)
 
     def predict_and_note(self, feats: Sequence[str]) -> Prediction:
         """Predict one task and apply its call at once: for an evaluation that
@@ -470,6 +505,7 @@ class NaiveBayesTaskClassifier:
             "short_max_ms": self.short_max_ms,
             "seen": [[tid, c] for tid, c in self._seen.items()],
             "budget": self.budget.to_json(),
+            "calibration": self.calibration.to_json(),
         }
 
     def save(self, path: str | Path) -> None:
@@ -500,6 +536,8 @@ class NaiveBayesTaskClassifier:
         model._seen = OrderedDict(state.seen)
         try:
             model.budget = Budget.from_json(data.get("budget"))
+            model.calibration = Calibration.from_json(
+                data.get("calibration"), model.long_budget, aim=model.calibration_aim)
         except ValueError as exc:
             raise CheckpointError(str(exc)) from exc
         return model
