@@ -51,13 +51,10 @@ class Calibration:
         self.long_learned = 0  # every long task learned (the rate's denominator)
         self.long_called_short = 0  # long tasks learned whose stage's last score was called
         self._noted: OrderedDict[str, float] = OrderedDict()  # job stage -> last score
-        self._threshold: float | None = None
+        # the calibrated threshold (a score bin's lower edge), None at cold start;
+        # set by recompute only
+        self.threshold: float | None = None
         self._since = 0
-
-    @property
-    def threshold(self) -> float | None:
-        """The calibrated threshold (a score bin's lower edge), None at cold start."""
-        return self._threshold
 
     def note(self, stage: str, p_short: float) -> None:
         """The score a prediction gave ``stage`` (applied in the learn step)."""
@@ -81,17 +78,27 @@ class Calibration:
         else:
             self.short[b] += 1
         self._since += 1
-        above = self._threshold is not None and p >= self._threshold
+        above = self.threshold is not None and p >= self.threshold
         if self._since >= RECOMPUTE_EVERY or (is_long and above):
             self.recompute()
 
     def recompute(self) -> None:
         """The lowest bin edge whose bins above hold at most ``budget`` x the long
-        tasks learned, less one; None while that allows no long task."""
+        tasks learned, less one; None while that allows no long task. Where the
+        realized rate ran over the budget (calls made while the record was
+        younger), the rate aimed at is lowered by as much (nothing is called
+        short once it ran over twice the budget)."""
         self._since = 0
-        allowed = self.aim * self.budget * self.long_learned - 1.0
+        # what the threshold may let through from now on: the budget, less what was
+        # realized beyond it (calls made before the record showed their cost)
+        n = self.long_learned
+        rate = min(self.budget, 2 * self.budget - self.long_called_short / n) if n else 0.0
+        allowed = self.aim * rate * n - 1.0
+        if n and rate <= 0:
+            self.threshold = 1.0  # over the budget twice: call nothing until it recovers
+            return
         if allowed < 0:
-            self._threshold = None
+            self.threshold = None
             return
         floor_bin = bin_of(self.floor)
         called = 0
@@ -102,7 +109,7 @@ class Calibration:
                 break
             if self.short[b] or self.long[b]:
                 chosen = b
-        self._threshold = None if chosen is None else chosen / BINS
+        self.threshold = None if chosen is None else chosen / BINS
 
     def rates(self) -> tuple[float, float]:
         """(realized, allowed): long tasks learned that their stage's score had

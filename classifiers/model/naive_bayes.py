@@ -410,21 +410,29 @@ class NaiveBayesTaskClassifier:
             return Prediction(False, p_short, "no-history")
         if self.long_while_maps_wait and feats[self._progress].endswith("+wait"):
             return Prediction(False, p_short, "maps-waiting")
-        if calls is not None:
-            calls.scored(feats[self._job], p_short)
+        late = self.late_running.get(feats[self._job], 0)
+        p_late: float | None = None  # P(short) with the job's late running tasks counted long
+        stalled = self.overdue_share > self.max_overdue_share
+        if calls is not None and not stalled:
+            # the calibration records the score the threshold is held against, of
+            # the tasks no other rule holds long (see Calibration)
+            if late and p_short >= self.calibration.floor:
+                p_late = self._score(feats, late)[0] or 0.0
+            calls.scored(feats[self._job], p_short if p_late is None else p_late)
         relaxed = False
-        threshold = self.confidence()
+        threshold = self.calibration.threshold if self.calibrate else None
+        if threshold is None:
+            threshold = self.min_confidence
         if p_short < threshold:
             if threshold != self.min_confidence or not self._within_budget(
                     feats, p_short, calls):
                 return Prediction(False, p_short, "low-confidence")
             relaxed = True
-        late = self.late_running.get(feats[self._job], 0)
         if late:  # its job's overdue running tasks, counted as the long tasks they likely are
-            p_short = self._score(feats, late)[0] or 0.0
+            p_short = (self._score(feats, late)[0] or 0.0) if p_late is None else p_late
             if p_short < (self.relaxed_confidence if relaxed else threshold):
                 return Prediction(False, p_short, "overdue")
-        if self.overdue_share > self.max_overdue_share:
+        if stalled:
             return Prediction(False, p_short, "cluster-overdue")
         if relaxed:
             if calls is not None:
