@@ -13,6 +13,12 @@ comes). The score a task is recorded with is the one its job stage had at
 its last prediction (noted as data by ``predict``, applied in the learn
 step: predicting changes nothing).
 
+The threshold aims at ``aim`` of the budget (the model's
+``calibration_aim``, 0.75, chosen leaving one real trace out): a margin for
+the calls made before their outcomes are known, on a cluster whose mix drifts.
+Where the realized rate ran over the budget anyway, the rate aimed at is
+lowered by as much, and nothing is called short past twice the budget.
+
 Cold start is conservative: until ``1 / budget`` long tasks were learned
 (50 at 2 %) no threshold can be afforded and the model's fixed
 ``min_confidence`` applies. A cluster where a user's history is a reliable

@@ -100,3 +100,20 @@ def test_realized_and_allowed_rates() -> None:
     for i in range(100):
         cal.learned(f"J=s{i}|MAP", True, i < 3)
     assert cal.rates() == (0.03, 0.02)
+
+
+def test_calls_realized_beyond_the_budget_make_the_threshold_stricter() -> None:
+    def calibrated(called: int) -> Calibration:
+        cal = Calibration(budget=0.02)
+        for i in range(1000):
+            cal.learned(f"J=l{i}|MAP", True, i < called)  # long tasks, `called` called short
+        outcomes(cal, 0.99, 500, 0, "J=a|MAP")
+        outcomes(cal, 0.90, 500, 15, "J=b|MAP")
+        outcomes(cal, 0.80, 500, 30, "J=c|MAP")
+        return cal
+    # within the budget: 0.02 x 1045 - 1 = 19.9 long tasks above allowed: 0.90 (15)
+    assert calibrated(0).threshold == pytest.approx(0.9)
+    # 30 realized of 1045 (2.9 %): aim 1.1 %, 10.8 allowed: only 0.99
+    assert calibrated(30).threshold == pytest.approx(0.99)
+    # over twice the budget: nothing is called short until long tasks make room
+    assert calibrated(50).threshold == 1.0
