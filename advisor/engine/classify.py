@@ -49,6 +49,9 @@ class ClassifierSummary:
     outcomes: Mapping[tuple[str, str], int]  # (actual, predicted) -> tasks, since start
     recall: Mapping[str, float | None]  # class -> running recall (None: none seen yet)
     learned: Mapping[str, int]  # finished | censored | running -> tasks, this cycle
+    # long tasks called short, as a share of the long tasks learned: realized, allowed
+    long_called_short: Mapping[str, float] = field(default_factory=dict)
+    confidence: float | None = None  # P(short) a task needs now (calibrated or the default)
 
 
 @dataclass
@@ -131,4 +134,7 @@ class TaskClassifier:
         return ClassifierSummary(
             {c: by_class[c] for c in CLASSES}, dict(self.outcomes), recall,
             {"finished": learned.finished, "censored": learned.censored,
-             "running": learned.running})
+             "running": learned.running},
+            dict(zip(("realized", "allowed"), self.live.model.calibration.rates(),
+                     strict=True)),
+            self.live.model.confidence())

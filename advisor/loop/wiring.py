@@ -68,7 +68,8 @@ def build_classifier(cfg: AdvisorConfig, persist: bool = True) -> TaskClassifier
     return TaskClassifier.load(path, threshold_s=c.threshold_s,
                                min_confidence=c.min_confidence, min_support=c.min_support,
                                relaxed_confidence=c.relaxed_confidence,
-                               relaxed_budget=c.relaxed_budget)
+                               relaxed_budget=c.relaxed_budget, calibrate=c.calibrate,
+                               long_budget=c.long_budget)
 
 
 def build_advisor(cfg: AdvisorConfig, sensor: Sensor, writer: Writer | None = None,

@@ -244,6 +244,12 @@ def _classifier(c: ClassifierSummary) -> Iterable[Metric]:
                   [((a, p), c.outcomes.get((a, p), 0)) for a in CLASSES for p in CLASSES])
     yield gauge("classifier_learned", "Tasks learned in the latest cycle (finished, censored, "
                 "running)", ["kind"], [((k,), n) for k, n in sorted(c.learned.items())])
+    yield gauge("classifier_long_called_short_ratio", "Long tasks called short as a share of "
+                "the long tasks learned: realized on this cluster, and allowed (the budget)",
+                ["kind"], [((k,), v) for k, v in sorted(c.long_called_short.items())])
+    if c.confidence is not None:
+        yield single("classifier_confidence", "P(short) a task needs to be called short: "
+                     "calibrated to this cluster, or the default at cold start", c.confidence)
 
 
 def _snapshot(s: Snapshot) -> Iterable[Metric]:

@@ -3,7 +3,9 @@
 ``classifiers.cli.register(subparsers)`` adds the subcommand to the main CLI.
 The history is one of: Rumen traces (``--rumen``), JobHistory ``.jhist``
 files or done directories (``--jhist``), Spark event logs (``--spark-events``),
-or a task CSV (``--tasks``, columns in :mod:`~yarn_advisor.classifiers.readers.tasks_csv`).
+a task CSV (``--tasks``, columns in :mod:`~yarn_advisor.classifiers.readers.tasks_csv`),
+or the real clusters' public traces: Google 2011 (``--google``), Alibaba 2018
+DAG tasks (``--alibaba``), Standard Workload Format logs (``--swf``).
 ``--rename-jobs`` evaluates the history as if every job carried one name
 (what a production cluster with anonymized job names looks like);
 several ``--rumen`` traces are learned across, in the order given or, with
@@ -23,12 +25,21 @@ import json
 import sys
 from typing import Any
 
-from yarn_advisor.classifiers.evaluation.eval_result import CLASSES, ORACLE_SHARE, EvalResult
+from yarn_advisor.classifiers.evaluation.eval_result import (
+    CLASSES,
+    ORACLE_SHARE,
+    EvalResult,
+    frequency_rule_at,
+    stage_oracle_at,
+)
 from yarn_advisor.classifiers.evaluation.evaluate import evaluate_reader, evaluate_traces
 from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
+from yarn_advisor.classifiers.readers.alibaba import AlibabaTaskReader
+from yarn_advisor.classifiers.readers.google import GoogleTraceReader
 from yarn_advisor.classifiers.readers.jhist import JhistReader
 from yarn_advisor.classifiers.readers.sources import JobReader, SourceError
 from yarn_advisor.classifiers.readers.spark import SparkEventLogReader
+from yarn_advisor.classifiers.readers.swf import SwfReader
 from yarn_advisor.classifiers.readers.tasks_csv import TaskCsvReader
 
 TARGET_LONG_CALLED_SHORT = 0.02
@@ -36,7 +47,8 @@ TARGET_LONG_CALLED_SHORT = 0.02
 SETTABLE = {"alpha": float, "shape_correlation": float, "reduces_correlation": float,
             "overdue_factor": float, "max_overdue_share": float, "long_while_maps_wait": bool,
             "reduce_support_at_progress": bool, "relaxed_confidence": float,
-            "relaxed_budget": float}
+            "relaxed_budget": float, "calibrate": bool, "long_budget": float,
+            "calibration_aim": float}
 
 
 def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentParser:
@@ -80,6 +92,29 @@ def register(subparsers: argparse._SubParsersAction[Any]) -> argparse.ArgumentPa
         metavar="CSV",
         help="task CSV with the header columns job_id, job_name, user, queue, task_type, "
         "start_ms, finish_ms, memory_mb, vcores, status (one row per task)",
+    )
+    source.add_argument(
+        "--google",
+        action="extend",
+        nargs="+",
+        metavar="DIR",
+        help="Google cluster trace 2011 folders (task_events/ and job_events/ part files); "
+        "a task is one run of a Borg task",
+    )
+    source.add_argument(
+        "--alibaba",
+        action="extend",
+        nargs="+",
+        metavar="CSV",
+        help="Alibaba cluster-trace-v2018 batch_task CSV (with or without its header); "
+        "a task is one DAG task (a group of instances)",
+    )
+    source.add_argument(
+        "--swf",
+        action="extend",
+        nargs="+",
+        metavar="FILE",
+        help="Standard Workload Format logs (Parallel Workloads Archive); a job is one task",
     )
     p.add_argument(
         "--threshold",
@@ -164,6 +199,9 @@ def cmd_classify_eval(args: argparse.Namespace) -> int:
         JhistReader(args.jhist) if args.jhist
         else SparkEventLogReader(args.spark_events) if args.spark_events
         else TaskCsvReader(args.tasks) if args.tasks
+        else GoogleTraceReader(args.google) if args.google
+        else AlibabaTaskReader(args.alibaba) if args.alibaba
+        else SwfReader(args.swf) if args.swf
         else None
     )  # fmt: skip
     try:
@@ -247,6 +285,16 @@ def render(result: EvalResult) -> str:
         f"job-stage oracle (stages >= {ORACLE_SHARE:.0%} short called short): short recall "
         f"{_pct(result.oracle_rate('short'))}, long called short {_pct(result.oracle_rate('long'))}"
     )
+    o_short, o_long = stage_oracle_at(result, TARGET_LONG_CALLED_SHORT)
+    f_short, f_long = frequency_rule_at(result, TARGET_LONG_CALLED_SHORT)
+    n_short, n_long = result.n("short"), result.n("long")
+    lines.append(
+        f"baselines at <= {TARGET_LONG_CALLED_SHORT:.0%} long called short: (user, task type) "
+        f"frequency rule short recall {_pct(f_short / n_short if n_short else None)}, "
+        f"long called short {_pct(f_long / n_long if n_long else None)}; job-stage oracle "
+        f"{_pct(o_short / n_short if n_short else None)}, "
+        f"{_pct(o_long / n_long if n_long else None)}"
+    )
     if result.called_short_by:
         said = ", ".join(f"{k} {s + n} ({n} long)" for k, (s, n) in
                          sorted(result.called_short_by.items()))
@@ -259,6 +307,9 @@ def render(result: EvalResult) -> str:
     if result.unresolved:
         lines.append(f"tasks failed or killed before the threshold (not scored): "
                      f"{result.unresolved}")
+    if result.censored:
+        lines.append(f"tasks running at the trace's end before the threshold (not scored): "
+                     f"{result.censored}")
     if result.repeated_jobs:
         lines.append(f"jobs already replayed from an earlier trace (skipped): "
                      f"{result.repeated_jobs}")

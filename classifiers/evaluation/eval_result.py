@@ -28,6 +28,7 @@ from typing import Any
 CLASSES = ("short", "long")
 DEFAULT_CYCLE_MS = 1  # classify at each task's start, as in the paper
 ORACLE_SHARE = 0.95
+TARGET_LCS = 0.02  # the long-called-short budget the baselines are tuned to
 
 
 def _per_class() -> dict[str, int]:
@@ -55,6 +56,7 @@ class EvalResult:
     oracle: dict[str, int] = field(default_factory=_per_class)  # tasks it calls short
     skipped: int = 0  # tasks without usable start/finish times
     unresolved: int = 0  # failed or killed before the threshold: length unknown
+    censored: int = 0  # still running at the trace's end, under the threshold: unknown
     repeated_jobs: int = 0  # jobs already replayed from an earlier trace: skipped
     rename: str | None = None  # every job renamed to this (a cluster of anonymous names)
     problems: list[str] = field(default_factory=list)
@@ -64,6 +66,8 @@ class EvalResult:
     scores: list[tuple[float, bool]] = field(default_factory=list)
     # per job stage: its (short, long) tasks not first seen (for stage_oracle_at)
     stages: list[tuple[int, int]] = field(default_factory=list)
+    # per scored task: the frequency rule's score (-1: no history) and whether it was long
+    frequency: list[tuple[float, bool]] = field(default_factory=list)
 
     def n(self, actual: str) -> int:
         return sum(self.confusion[actual].values())
@@ -117,10 +121,12 @@ class EvalResult:
                 both[1] += long
         self.skipped += other.skipped
         self.unresolved += other.unresolved
+        self.censored += other.censored
         self.repeated_jobs += other.repeated_jobs
         self.problems.extend(other.problems)
         self.scores.extend(other.scores)
         self.stages.extend(other.stages)
+        self.frequency.extend(other.frequency)
 
     def to_json(self) -> dict[str, Any]:
         """The ``classify-eval --json`` object (DESIGN.md, Interfaces)."""
@@ -145,11 +151,21 @@ class EvalResult:
             "short_recall": _round(self.oracle_rate("short")),
             "long_called_short": _round(self.oracle_rate("long")),
         }
+        oracle_short, oracle_long = stage_oracle_at(self, TARGET_LCS)
+        freq_short, freq_long = frequency_rule_at(self, TARGET_LCS)
+        out["baselines"] = {
+            "long_called_short": TARGET_LCS,
+            "frequency_rule": {"short_recall": _share(freq_short, self.n("short")),
+                               "long_called_short": _share(freq_long, self.n("long"))},
+            "job_stage_oracle": {"short_recall": _share(oracle_short, self.n("short")),
+                                 "long_called_short": _share(oracle_long, self.n("long"))},
+        }
         out["short_called_long_by"] = self.short_called_long_by
         out["called_short_by"] = {rule: dict(zip(CLASSES, n, strict=True))
                                   for rule, n in sorted(self.called_short_by.items())}
         out["skipped_tasks"] = self.skipped
         out["unresolved_tasks"] = self.unresolved
+        out["censored_tasks"] = self.censored
         out["repeated_jobs"] = self.repeated_jobs
         out["problems"] = self.problems
         if self.read is not None:
@@ -183,6 +199,31 @@ def stage_oracle_at(result: EvalResult, long_called_short: float) -> tuple[int, 
             short += s
             long += n_long
     return short, long
+
+
+def frequency_rule_at(result: EvalResult, long_called_short: float) -> tuple[int, int]:
+    """(short, long) tasks called short by the (user, task type) frequency rule
+    tuned in hindsight to ``long_called_short``: a task is short when the share
+    of short tasks learned (finished and censored) of its user's stage when it
+    started is at least a threshold, the lowest threshold that keeps the long
+    tasks called short within ``long_called_short`` of the long tasks (ties
+    called together; no history: long)."""
+    budget = long_called_short * result.n("long")
+    by_score: dict[float, list[int]] = {}
+    for score, is_long in result.frequency:
+        if score >= 0:
+            by_score.setdefault(score, [0, 0])[is_long] += 1
+    short = long = 0
+    for score in sorted(by_score, reverse=True):
+        s, n = by_score[score]
+        if long + n > budget:
+            break
+        short, long = short + s, long + n
+    return short, long
+
+
+def _share(k: int, n: int) -> float | None:
+    return round(k / n, 4) if n else None
 
 
 def _round(x: float | None) -> float | None:

@@ -61,7 +61,7 @@ from yarn_advisor.classifiers.model.naive_bayes import (
     SHAPE_LEVEL,
     NaiveBayesTaskClassifier,
 )
-from yarn_advisor.classifiers.readers.records import MAPREDUCE, TraceJob
+from yarn_advisor.classifiers.readers.records import CENSORED, MAPREDUCE, SUCCESS, TraceJob
 from yarn_advisor.classifiers.readers.rumen import RumenTrace
 from yarn_advisor.classifiers.readers.sources import JobReader
 
@@ -90,7 +90,9 @@ class _Task:
     reason: str = ""
     p_short: float | None = None
     first_seen: bool = False  # nothing learned of its user's stage yet
+    frequency: float = -1.0  # the frequency rule's score: short share of its user's stage
     succeeded: bool = True  # its last attempt succeeded (else failed or killed)
+    censored: bool = False  # still running at the trace's end (finish: the end)
 
 
 def _events(jobs: Sequence[TraceJob]) -> tuple[list[_Task], list[tuple[int, int, int]]]:
@@ -100,12 +102,13 @@ def _events(jobs: Sequence[TraceJob]) -> tuple[list[_Task], list[tuple[int, int,
         for t in job.container_tasks:
             if t.duration_ms is None:
                 continue
-            succeeded = t.status in ("SUCCESS", "")  # "": not recorded
+            succeeded = t.status in (SUCCESS, "")  # "": not recorded
             i = len(tasks)
             # ids made unique: a trace may hold the same job twice (wordcount2.json)
             start = t.launch_ms  # when it gets a container: see RumenTask.launch_ms
             tasks.append(_Task(j, f"{i}:{t.task_id}", t.type, start, t.finish_ms,
-                               job.demand_mb(t), succeeded=succeeded))
+                               job.demand_mb(t), succeeded=succeeded,
+                               censored=t.status == CENSORED))
             events.append((start, _START, i))
             events.append((t.finish_ms, _FINISH, i))
     events.sort()
@@ -218,6 +221,7 @@ def evaluate_jobs(
                 )
                 task.feats = features(props)
                 task.first_seen = not model.knows_stage(task.feats)
+                task.frequency = model.stage_frequency(task.feats)
                 pred = model.predict_and_note(task.feats)  # each its own batch
                 task.predicted_short, task.reason = pred.short, pred.reason
                 task.p_short = pred.p_short
@@ -247,7 +251,9 @@ def _job_props(jobs: Sequence[TraceJob], maps_total: Sequence[int], rename: str 
         props = TaskProps(
             framework=job.framework, stage="", queue=queue_leaf(job.queue),
             user=job.user or UNKNOWN, app=app_identity(job.name if rename is None else rename),
-            size=size_bucket(maps, job.total_reduces), demand="", job=key, progress="",
+            # another framework's job may still give its size (its tasks), not its progress
+            size=size_bucket(maps if maps >= 0 else job.total_maps, job.total_reduces),
+            demand="", job=key, progress="",
         )  # fmt: skip
         masked = {name: MASKED for letter, name in _FIELDS.items() if letter in without}
         if "R" in without and "Z" not in without:  # one reduce group: R is the size's last part
@@ -282,8 +288,12 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
     if not task.succeeded:
         # As live: a failed or killed task's run time is not its length; one
         # that ran past the threshold is known long (censored, learned once).
+        # A task still running at the trace's end is known long once past it, else unknown.
         if actual == "short":
-            result.unresolved += 1
+            if task.censored:
+                result.censored += 1
+            else:
+                result.unresolved += 1
             return
         model.learn_running(task.task_id, task.feats, duration)
     else:
@@ -295,6 +305,7 @@ def _finish(task: _Task, model: NaiveBayesTaskClassifier, result: EvalResult) ->
     by = result.called_short_by if task.predicted_short else result.called_long_by
     by.setdefault(task.reason, [0, 0])[actual == "long"] += 1
     result.confusion[actual]["short" if task.predicted_short else "long"] += 1
+    result.frequency.append((task.frequency, actual == "long"))
     if result.keep_scores and task.p_short is not None:
         result.scores.append((task.p_short, actual == "long"))
 

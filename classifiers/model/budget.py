@@ -52,8 +52,13 @@ class Calls:
 
     def __init__(self) -> None:
         self.calls: list[Call] = []
+        self.scores: list[tuple[str, float]] = []  # (job stage, P(short)) for the calibration
         self._opened: set[str] = set()
         self.expected = 0.0  # long tasks expected of the stages this batch opened
+
+    def scored(self, stage: str, p_short: float) -> None:
+        """A task of ``stage`` reached the confidence check with ``p_short``."""
+        self.scores.append((stage, p_short))
 
     def called(self, stage: str) -> None:
         self.calls.append(Call(stage, False))
@@ -68,7 +73,7 @@ class Calls:
         return stage in self._opened
 
     def __len__(self) -> int:
-        return len(self.calls)
+        return len(self.calls) + len(self.scores)
 
 
 class Budget:
@@ -104,6 +109,10 @@ class Budget:
 
     def is_open(self, stage: str) -> bool:
         return stage in self._open
+
+    def was_called(self, stage: str) -> bool:
+        """Whether a task of ``stage`` was called short (as far as remembered)."""
+        return stage in self._called or stage in self._called_before
 
     def learned(self, stage: str, is_long: bool) -> None:
         """A task of ``stage`` was learned: a long one of a stage called short

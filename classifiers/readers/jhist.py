@@ -31,6 +31,12 @@ Both encodings Hadoop writes are read: Avro JSON (Hadoop 2's default) and
 Avro binary (Hadoop 3's, ``mapreduce.jobhistory.jhist.format=binary``;
 decoded with the file's own schema by :mod:`~yarn_advisor.classifiers.readers.avro_binary`).
 
+The JSON body is read as Hadoop's ``EventReader`` reads it (Avro's JSON
+decoder over the rest of the stream after the version and schema lines):
+blank lines, CR LF or CR line ends, an event across lines or several on one
+line are all read (``tests/readers`` checks each layout against Hadoop's own
+reading of it).
+
 Tolerant: a garbled line, an event without a field it needs, an event type
 absent from the file's own schema, a file ending before its job's end event
 are counted in the :class:`~yarn_advisor.classifiers.readers.sources.ReadReport`
@@ -40,13 +46,15 @@ data, and on Hadoop 3.4 files of the test cluster.
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
@@ -64,7 +72,6 @@ from yarn_advisor.classifiers.readers.sources import (
     READ_ERRORS,
     ReadReport,
     damage_of,
-    feed_lines,
     read_file,
     walk_files,
 )
@@ -189,7 +196,9 @@ def read_jhist(path: Path, report: ReadReport, confs: Mapping[str, Path] | None 
 
 def _read_events(path: Path, stream: IO[bytes], report: ReadReport) -> _Job | None:
     try:
-        head = stream.readline().strip()
+        # the version and schema lines as EventReader reads them (readLine)
+        head, rest = _java_line(stream.readline())
+        schema_line, rest = _java_line(rest or stream.readline())
     except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
         report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
         return None
@@ -197,13 +206,14 @@ def _read_events(path: Path, stream: IO[bytes], report: ReadReport) -> _Job | No
         report.skip("unsupported_file", path, "not a JobHistory file (no Avro header)")
         return None
     job = _Job()
-    schema_line = stream.readline()
     declared = _declared_types(schema_line)
     if head == b"Avro-Json":
-        cut = feed_lines(path, stream, report,
-                         lambda line: _event(line, declared, job, path, report))
+        cut = _json_events(path, chain([rest] if rest else [], stream), report,
+                           lambda obj: _event(obj, declared, job, path, report),
+                           lambda line: _skipped_fast(line, declared, report))
     else:
-        stopped = _binary_events(path, stream, schema_line, job, report)
+        stopped = _binary_events(path, io.BufferedReader(_Prefixed(rest, stream)), schema_line,
+                                 job, report)
         if stopped is None:
             return None
         cut = stopped
@@ -267,25 +277,150 @@ def _declared_types(schema_line: bytes) -> frozenset[str]:
     return frozenset(_USED)
 
 
-def _event(line: bytes, declared: frozenset[str], job: _Job, path: Path,
-           report: ReadReport) -> bool:
-    """Apply one event line to ``job``; False if the line is not valid JSON."""
-    kind = ""
-    line = line.lstrip()  # Hadoop 0.23-2.x write a space before each event
-    if line.startswith(b'{"type":"'):  # cheap look at the type: most events are not used
-        end = line.find(b'"', _TYPE_AT)
-        kind = line[_TYPE_AT:end].decode("ascii", "replace") if end > 0 else ""
-        if kind and kind not in _USED:
-            if kind not in declared:
-                report.ignore("unknown_event")
-            return True
+def _java_line(data: bytes) -> tuple[bytes, bytes]:
+    """The first line of ``data`` as Java's ``DataInputStream.readLine`` reads it
+    (ended by LF, CR or CR LF; what ``EventReader`` reads the version and the
+    schema with), and what follows it."""
+    for i, byte in enumerate(data):
+        if byte in (10, 13):
+            end = i + 2 if data[i:i + 2] == b"\r\n" else i + 1
+            return data[:i], data[end:]
+    return data, b""
+
+
+class _Prefixed(io.RawIOBase):
+    """``prefix`` then ``stream``: the bytes of a binary file read past its schema line."""
+
+    def __init__(self, prefix: bytes, stream: IO[bytes]) -> None:
+        self._prefix, self._stream = prefix, stream
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        view = memoryview(buffer).cast("B")
+        if self._prefix:
+            n = min(len(view), len(self._prefix))
+            view[:n], self._prefix = self._prefix[:n], self._prefix[n:]
+            return n
+        data = self._stream.read(len(view))
+        view[:len(data)] = data
+        return len(data)
+
+
+def _json_events(path: Path, lines: Iterable[bytes], report: ReadReport,
+                 handle: Callable[[Any], bool], skipped: Callable[[bytes], bool]) -> str:
+    """Give each event of an Avro-JSON body to ``handle`` (False: a value that
+    is not an event, counted ``garbled_line``), read as Hadoop's
+    ``EventReader`` reads it: Avro's JSON decoder over the rest of the stream,
+    so any JSON whitespace may stand between events (blank lines, CR LF, CR
+    alone, spaces), an event may span lines and a line may hold several.
+
+    The common case, one event per line, costs one ``json.loads`` (or none:
+    ``skipped`` drops a whole line of an event type not used). Lines that do
+    not parse alone are joined until they do; a join that cannot become JSON
+    drops its first line (counted ``garbled_line``) and retries the rest, so
+    a cut line costs itself only. Returns ``""`` when the body was read to
+    its end, else why it was cut (a corrupt stream, or a last line ending
+    without its newline inside an event: the cut of a truncated file)."""
+    pending: list[bytes] = []
     try:
-        obj = json.loads(line)
+        for line in lines:
+            if not pending:
+                if not line.strip() or skipped(line):
+                    continue
+                obj = _whole(line)
+                if obj is not _NOT_ONE_VALUE:
+                    if not handle(obj):
+                        report.skip("garbled_line", path, "garbled line")
+                    continue
+            pending.append(line)
+            cut = _drain(path, pending, report, handle, at_end=False)
+            if cut:
+                return cut
+    except READ_ERRORS as exc:
+        return f"{type(exc).__name__}: {exc}"
+    return _drain(path, pending, report, handle, at_end=True)
+
+
+_NOT_ONE_VALUE = object()
+_DECODER = json.JSONDecoder()
+_JSON_WS = " \t\r\n"  # JSON's (and Jackson's) whitespace
+MAX_PENDING_LINES = 256  # an event spanning more lines than this is garbled
+
+
+def _whole(line: bytes) -> Any:
+    """The one JSON value ``line`` holds, else ``_NOT_ONE_VALUE``."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return _NOT_ONE_VALUE
+
+
+def _drain(path: Path, pending: list[bytes], report: ReadReport,
+           handle: Callable[[Any], bool], at_end: bool) -> str:
+    """Decode the events the ``pending`` lines hold together, leaving an
+    unfinished tail in ``pending`` (``at_end``: nothing more will come).
+    Returns ``"last line cut short"`` when the file's last line, ending
+    without its newline, cannot complete an event (the cut of a truncated
+    file), else ``""``."""
+    while pending:
+        try:
+            text: str | None = b"".join(pending).decode("utf-8")
+        except UnicodeDecodeError:
+            text = None
+        pos = 0
+        while text is not None:
+            while pos < len(text) and text[pos] in _JSON_WS:
+                pos += 1
+            if pos == len(text):
+                pending.clear()
+                return ""
+            try:
+                obj, pos = _DECODER.raw_decode(text, pos)
+            except json.JSONDecodeError as exc:
+                unfinished = exc.pos >= len(text.rstrip(_JSON_WS))
+                pending[:] = text[pos:].encode("utf-8").splitlines(keepends=True)
+                if unfinished and not at_end and len(pending) < MAX_PENDING_LINES:
+                    return ""  # wait for more lines
+                break
+            if not handle(obj):
+                report.skip("garbled_line", path, "garbled line")
+        if not pending[-1].endswith((b"\n", b"\r")):
+            return "last line cut short"  # only the file's last line lacks its end
+        # it cannot become JSON: drop what comes before the last line starting a value
+        starts = [i for i, ln in enumerate(pending) if i and ln.lstrip().startswith(b"{")]
+        report.skip("garbled_line", path, "garbled line")
+        del pending[:starts[-1] if starts else len(pending)]
+    return ""
+
+
+def _skipped_fast(line: bytes, declared: frozenset[str], report: ReadReport) -> bool:
+    """Whether ``line`` is one whole event of a type not used, dropped unparsed
+    (a cheap look at its type: most events are not used)."""
+    line = line.lstrip()  # Hadoop 0.23-2.x write a space before each event
+    if not line.startswith(b'{"type":"') or line.count(b'{"type":"') != 1:
+        return False
+    if not line.rstrip().endswith(b"}"):
+        return False
+    end = line.find(b'"', _TYPE_AT)
+    kind = line[_TYPE_AT:end].decode("ascii", "replace") if end > 0 else ""
+    if not kind or kind in _USED:
+        return False
+    if kind not in declared:
+        report.ignore("unknown_event")
+    return True
+
+
+def _event(obj: Any, declared: frozenset[str], job: _Job, path: Path,
+           report: ReadReport) -> bool:
+    """Apply one decoded event to ``job``; False if it is not an event."""
+    try:
         kind = obj["type"]
         body = next(iter(obj["event"].values()))
-        if not isinstance(body, dict):
+        if not isinstance(body, dict) or not isinstance(kind, str):
             raise TypeError("event body is not a record")
-    except (ValueError, KeyError, TypeError, StopIteration, AttributeError):
+    except (KeyError, TypeError, StopIteration, AttributeError):
         return False
     if kind not in _USED:
         if kind not in declared:

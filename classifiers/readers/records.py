@@ -8,7 +8,9 @@ unknown, as in Rumen. ``classifiers.rumen`` keeps its historical names for
 them (``RumenJob``, ``RumenTask``, ``RumenAttempt``).
 
 A task's *status* uses Rumen's values: ``SUCCESS``, ``FAILED``, ``KILLED``,
-or ``""`` when the source does not say (then it is taken as succeeded).
+or ``""`` when the source does not say (then it is taken as succeeded);
+``RUNNING`` for a task still running when the trace ends (*censored*: its
+``finish_ms`` is the trace's end, so only "ran at least this long" is known).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 SUCCESS, FAILED, KILLED = "SUCCESS", "FAILED", "KILLED"
+CENSORED = "RUNNING"  # still running at the trace's end (finish_ms: the end)
 MAPREDUCE = "MAPREDUCE"
 MR_STAGES = ("MAP", "REDUCE")  # the MapReduce task types that run in containers
 

@@ -15,7 +15,9 @@ from yarn_advisor.classifiers.readers.tasks_csv import COLUMNS
 RUMEN_KEYS = {"trace", "threshold_s", "min_confidence", "min_support", "cycle_s", "short",
               "long", "confusion", "long_called_short", "cold_starts", "warm", "first_seen",
               "short_recall_ceiling", "short_called_long_by", "called_short_by", "skipped_tasks",
-              "unresolved_tasks", "problems", "renamed_to", "job_stage_oracle", "repeated_jobs"}
+              "unresolved_tasks", "censored_tasks", "problems", "renamed_to", "job_stage_oracle",
+              "baselines",
+              "repeated_jobs"}
 
 
 def main(*argv: str) -> int:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 from _counts import count_jhist
+from _layouts import layouts
 
 from yarn_advisor.classifiers.readers.jhist import JhistReader, read_jhist
 from yarn_advisor.classifiers.readers.records import TraceJob, TraceTask
@@ -240,3 +241,33 @@ def test_binary_events_decode_whole_and_filtered_alike() -> None:
     for full, some in zip(whole, kept, strict=True):
         assert some["type"] == full["type"]
         assert some["event"] == {k: v for k, v in full["event"].items() if k in _FIELDS}
+
+
+@pytest.mark.parametrize("layout", list(layouts(b"a\nb\nc")))
+def test_events_laid_out_as_hadoops_event_reader_reads_them(
+        jhist_files: list[Path], tmp_path: Path, layout: str) -> None:
+    # blank lines between events (a real file of another cluster has them), CR
+    # LF, events across lines or two on a line: Avro's JSON decoder, which
+    # EventReader reads the body with, takes them all; so must the reader
+    original = jhist_files[0].parent / SLEEP_JOB
+    whole, _ = read_one(original)
+    path = tmp_path / "laid-out.jhist"
+    path.write_bytes(layouts(original.read_bytes())[layout])
+    job, report = read_one(path)
+    assert report.damaged == 0 and report.problems == [], report
+    assert job == whole
+    assert report.tasks == 12 and report.ignored == {}
+
+
+def test_a_garbled_line_among_events_across_lines_costs_itself_only(
+        jhist_files: list[Path], tmp_path: Path) -> None:
+    original = jhist_files[0].parent / SLEEP_JOB
+    whole, _ = read_one(original)
+    laid = layouts(original.read_bytes())["events across lines"].split(b"\n")
+    first = next(i for i, ln in enumerate(laid) if ln.startswith(b'{"type":"TASK_FINISHED"'))
+    laid.insert(first, b'{"type":"MAP_ATTEMPT_STAR')  # cut short, the next event follows
+    path = tmp_path / "garbled.jhist"
+    path.write_bytes(b"\n".join(laid))
+    job, report = read_one(path)
+    assert report.skipped == {"garbled_line": 1}
+    assert job == whole

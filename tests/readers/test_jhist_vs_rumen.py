@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _layouts import layouts
 from yarnmini import MiniCluster, rumen_trace
 
 from yarn_advisor.classifiers.readers.jhist import JhistReader
@@ -74,6 +75,24 @@ def test_shared_files_read_as_rumen_reads_them(hadoop_jars: str, jhist_files: li
     for job_id, rumen in theirs.items():
         assert_same(ours[job_id], rumen, whole=job_id != STOPS_EARLY)
     assert reader.report.damaged == 0
+
+
+def test_hadoop_reads_the_layouts_the_reader_reads(hadoop_jars: str, jhist_files: list[Path],
+                                                   tmp_path: Path) -> None:
+    # Hadoop's EventReader (in TraceBuilder) takes every layout of tests/readers/_layouts.py:
+    # what the reader must accept; each read the same by both
+    original = next(p for p in jhist_files if "Sleep+job" in p.name)
+    for k, (layout, data) in enumerate(layouts(original.read_bytes()).items()):
+        history = tmp_path / f"layout{k}"
+        history.mkdir()
+        (history / "job_1329348432655_0001.jhist").write_bytes(data)
+        trace = RumenTrace(rumen_trace(history, tmp_path / f"trace{k}.json"))
+        theirs = list(trace)
+        reader = JhistReader([history])
+        ours = list(reader)
+        assert trace.problem is None and len(theirs) == len(ours) == 1, layout
+        assert_same(ours[0], theirs[0])
+        assert reader.report.damaged == 0, layout
 
 
 RECORDED = Path(__file__).resolve().parents[2] / "examples" / "jhist-mini"

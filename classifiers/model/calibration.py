@@ -1,0 +1,158 @@
+"""The confidence at which the classifier calls a task short, calibrated to its cluster.
+
+Why. The target bounds the share of a cluster's *long* tasks called short
+(2 %). A confidence chosen once on other traces (0.9, on generated Gridmix
+and Rumen traces) calls nothing short on a real cluster where a user's jobs
+recur with new sizes, and may call too much short on another. So the model
+keeps its own record of how its scores turned out on *this* cluster:
+:class:`Calibration` counts, per score bin, the tasks later learned short
+and long (finished, or censored: still running past the threshold), and
+picks the lowest threshold whose bins above it hold at most ``budget`` of
+the long tasks learned, less one (the next long task is counted before it
+comes). The score a task is recorded with is the one its job stage had at
+its last prediction (noted as data by ``predict``, applied in the learn
+step: predicting changes nothing).
+
+The threshold aims at ``aim`` of the budget (the model's
+``calibration_aim``, 0.75, chosen leaving one real trace out): a margin for
+the calls made before their outcomes are known, on a cluster whose mix drifts.
+Where the realized rate ran over the budget anyway, the rate aimed at is
+lowered by as much, and nothing is called short past twice the budget.
+
+Cold start is conservative: until ``1 / budget`` long tasks were learned
+(50 at 2 %) no threshold can be afforded and the model's fixed
+``min_confidence`` applies. A cluster where a user's history is a reliable
+guide has few long tasks at high scores, so its threshold falls and more is
+called short; one where it is not keeps it high. The threshold is never
+under ``floor`` (0.5: what the model thinks more likely long stays long).
+The record is checkpointed with the model (:meth:`to_json`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import OrderedDict
+from typing import Any
+
+BINS = 200  # score bins of width 0.005
+MAX_NOTED = 50_000  # job stages whose last score is remembered
+RECOMPUTE_EVERY = 32  # learned outcomes between threshold updates (a long one: at once)
+
+
+def bin_of(p_short: float) -> int:
+    return min(BINS - 1, max(0, int(p_short * BINS)))
+
+
+class Calibration:
+    """Outcomes by score bin, the calibrated threshold, the stages' last scores."""
+
+    def __init__(self, budget: float = 0.02, floor: float = 0.5, aim: float = 1.0) -> None:
+        if not (0.0 < budget < 1.0 and 0.0 <= floor <= 1.0 and 0.0 < aim <= 1.0):
+            raise ValueError("need 0 < budget < 1, 0 <= floor <= 1 and 0 < aim <= 1")
+        self.budget = budget
+        self.floor = floor
+        self.aim = aim  # the share of the budget the threshold aims at
+        self.short = [0] * BINS
+        self.long = [0] * BINS
+        self.long_learned = 0  # every long task learned (the rate's denominator)
+        self.long_called_short = 0  # long tasks learned whose stage's last score was called
+        self._noted: OrderedDict[str, float] = OrderedDict()  # job stage -> last score
+        # the calibrated threshold (a score bin's lower edge), None at cold start;
+        # set by recompute only
+        self.threshold: float | None = None
+        self._since = 0
+
+    def note(self, stage: str, p_short: float) -> None:
+        """The score a prediction gave ``stage`` (applied in the learn step)."""
+        noted = self._noted
+        noted[stage] = p_short
+        noted.move_to_end(stage)
+        if len(noted) > MAX_NOTED:
+            noted.popitem(last=False)
+
+    def learned(self, stage: str, is_long: bool, called_short: bool) -> None:
+        """A task of ``stage`` was learned: record its stage's last score's outcome."""
+        if is_long:
+            self.long_learned += 1
+            self.long_called_short += called_short
+        p = self._noted.get(stage)
+        if p is None:
+            return
+        b = bin_of(p)
+        if is_long:
+            self.long[b] += 1
+        else:
+            self.short[b] += 1
+        self._since += 1
+        above = self.threshold is not None and p >= self.threshold
+        if self._since >= RECOMPUTE_EVERY or (is_long and above):
+            self.recompute()
+
+    def recompute(self) -> None:
+        """The lowest bin edge whose bins above hold at most ``budget`` x the long
+        tasks learned, less one; None while that allows no long task. Where the
+        realized rate ran over the budget (calls made while the record was
+        younger), the rate aimed at is lowered by as much (nothing is called
+        short once it ran over twice the budget)."""
+        self._since = 0
+        # what the threshold may let through from now on: the budget, less what was
+        # realized beyond it (calls made before the record showed their cost)
+        n = self.long_learned
+        rate = min(self.budget, 2 * self.budget - self.long_called_short / n) if n else 0.0
+        allowed = self.aim * rate * n - 1.0
+        if n and rate <= 0:
+            self.threshold = 1.0  # over the budget twice: call nothing until it recovers
+            return
+        if allowed < 0:
+            self.threshold = None
+            return
+        floor_bin = bin_of(self.floor)
+        called = 0
+        chosen: int | None = None
+        for b in range(BINS - 1, floor_bin - 1, -1):
+            called += self.long[b]
+            if called > allowed:
+                break
+            if self.short[b] or self.long[b]:
+                chosen = b
+        self.threshold = None if chosen is None else chosen / BINS
+
+    def rates(self) -> tuple[float, float]:
+        """(realized, allowed): long tasks learned that their stage's score had
+        called short, as a share of the long tasks learned; the budget."""
+        n = self.long_learned
+        return (self.long_called_short / n if n else 0.0), self.budget
+
+    def to_json(self) -> dict[str, Any]:
+        return {"short": self.short, "long": self.long, "long_learned": self.long_learned,
+                "long_called_short": self.long_called_short}
+
+    @classmethod
+    def from_json(cls, data: Any, budget: float = 0.02, floor: float = 0.5,
+                  aim: float = 1.0) -> Calibration:
+        """The record of a checkpoint (None: one from before it: empty). Raises
+        ValueError on a malformed one."""
+        cal = cls(budget, floor, aim)
+        if data is None:
+            return cal
+        if not isinstance(data, dict):
+            raise ValueError("'calibration' must be an object")
+        short, long = data.get("short"), data.get("long")
+        for name, counts in (("short", short), ("long", long)):
+            if not (isinstance(counts, list) and len(counts) == BINS
+                    and all(_count(c) for c in counts)):
+                raise ValueError(f"'calibration.{name}' must be {BINS} non-negative integers")
+        learned, called = data.get("long_learned"), data.get("long_called_short")
+        if not (isinstance(learned, int) and isinstance(called, int) and _count(learned)
+                and _count(called) and called <= learned):
+            raise ValueError("'calibration.long_learned' and 'long_called_short' must be "
+                             "non-negative integers, the second at most the first")
+        cal.short, cal.long = list(short), list(long)  # type: ignore[arg-type]
+        cal.long_learned, cal.long_called_short = learned, called
+        cal.recompute()
+        return cal
+
+
+def _count(value: Any) -> bool:
+    return (isinstance(value, int) and not isinstance(value, bool) and value >= 0
+            and math.isfinite(value))

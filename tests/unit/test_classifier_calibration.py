@@ -1,0 +1,119 @@
+"""The calibrated confidence: the model picks the threshold at which it calls a task
+short from how its own scores turned out on the cluster (classifiers/model/calibration.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from yarn_advisor.classifiers.model.budget import Calls
+from yarn_advisor.classifiers.model.calibration import BINS, Calibration
+from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
+
+
+def outcomes(cal: Calibration, p: float, short: int, long: int, stage: str = "J=x|MAP") -> None:
+    cal.note(stage, p)
+    for _ in range(short):
+        cal.learned(stage, False, False)
+    for _ in range(long):
+        cal.learned(stage, True, False)
+    cal.recompute()
+
+
+def test_cold_start_has_no_threshold_until_the_budget_affords_a_long_task() -> None:
+    cal = Calibration(budget=0.02)
+    outcomes(cal, 0.97, 500, 0)
+    assert cal.threshold is None  # no long task learned: none may be called short yet
+    for i in range(49):
+        cal.learned(f"J=other{i}|MAP", True, False)  # long tasks never scored
+    cal.recompute()
+    assert cal.threshold is None  # 0.02 x 49 < 1
+    cal.learned("J=other49|MAP", True, False)
+    cal.recompute()
+    assert cal.threshold == pytest.approx(int(0.97 * BINS) / BINS)
+
+
+def test_the_threshold_falls_where_scores_are_reliable_and_not_where_they_are_not() -> None:
+    reliable, unreliable = Calibration(), Calibration()
+    for cal, long_at_07 in ((reliable, 0), (unreliable, 40)):
+        for i in range(2000):
+            cal.learned(f"J=long{i}|MAP", True, False)  # a mostly long cluster
+        outcomes(cal, 0.95, 300, 5, "J=a|MAP")
+        outcomes(cal, 0.70, 300, long_at_07, "J=b|MAP")
+        outcomes(cal, 0.40, 100, 100, "J=c|MAP")
+    # reliable: 5 long at or above 0.7 of 2005 allowed (0.02 x 2005 - 1 = 39): the floor's bin
+    assert reliable.threshold == pytest.approx(int(0.70 * BINS) / BINS)
+    # unreliable: 45 long at or above 0.7 > 39.8: only 0.95 and above
+    assert unreliable.threshold == pytest.approx(int(0.95 * BINS) / BINS)
+    assert Calibration(floor=0.5).threshold is None
+
+
+def test_a_model_calls_short_at_its_calibrated_threshold_and_predicting_changes_nothing(
+        ) -> None:
+    model = NaiveBayesTaskClassifier()
+    feats = ("F,S,Q,U=MR|MAP|q|alice", "F,S,Q,U,A=MR|MAP|q|alice|etl",
+             "F,S,Q,U,A,P=MR|MAP|q|alice|etl|100", "J,S=job_new|MAP",
+             "F,S,Q,U,A,Z,D=MR|MAP|q|alice|etl|m8|r0|1024",
+             "F,S,Q,U,A,R,D=MR|MAP|q|alice|etl|r0|1024")
+    for i in range(6):  # alice's history: 6 short, 1 long -> P(short) about 0.81
+        model.learn(tuple(f.replace("job_new", f"job_{i}") for f in feats), i == 5)
+    p = model.posterior(feats)
+    assert p is not None and 0.6 < p < 0.9
+    assert model.predict(feats).reason == "low-confidence"  # cold start: min_confidence 0.9
+    # this cluster: 3000 long tasks elsewhere; alice's stages at this score turned out short
+    for i in range(3000):
+        model.learn(tuple(f.replace("alice", "bob").replace("job_new", f"b{i}")
+                          for f in feats), True)
+    for i in range(400):
+        calls = Calls()
+        model.predict(tuple(f.replace("job_new", f"seen{i}") for f in feats), calls)
+        model.note(calls)
+        model.calibration.learned(f"J,S=seen{i}|MAP", False, False)
+    model.calibration.recompute()
+    assert model.confidence() < p
+    before = json.dumps(model.to_dict(), sort_keys=True)
+    calls = Calls()
+    pred = model.predict(feats, calls)
+    assert pred.short and pred.reason == "short"
+    assert json.dumps(model.to_dict(), sort_keys=True) == before  # decide stays pure
+    # checkpointed with the model: a restored model calls the same
+    restored = NaiveBayesTaskClassifier.from_dict(json.loads(json.dumps(model.to_dict())))
+    assert restored.confidence() == model.confidence() and restored.predict(feats).short
+    assert NaiveBayesTaskClassifier(calibrate=False).confidence() == 0.9
+
+
+def test_a_malformed_calibration_is_an_unusable_checkpoint() -> None:
+    model = NaiveBayesTaskClassifier()
+    data = model.to_dict()
+    data["calibration"]["long"] = [1, 2]
+    from yarn_advisor.classifiers.model.checkpoint import CheckpointError
+    with pytest.raises(CheckpointError, match="calibration"):
+        NaiveBayesTaskClassifier.from_dict(data)
+    old = model.to_dict()
+    del old["calibration"]  # a checkpoint from before: an empty record
+    assert NaiveBayesTaskClassifier.from_dict(old).calibration.threshold is None
+
+
+def test_realized_and_allowed_rates() -> None:
+    cal = Calibration(budget=0.02)
+    for i in range(100):
+        cal.learned(f"J=s{i}|MAP", True, i < 3)
+    assert cal.rates() == (0.03, 0.02)
+
+
+def test_calls_realized_beyond_the_budget_make_the_threshold_stricter() -> None:
+    def calibrated(called: int) -> Calibration:
+        cal = Calibration(budget=0.02)
+        for i in range(1000):
+            cal.learned(f"J=l{i}|MAP", True, i < called)  # long tasks, `called` called short
+        outcomes(cal, 0.99, 500, 0, "J=a|MAP")
+        outcomes(cal, 0.90, 500, 15, "J=b|MAP")
+        outcomes(cal, 0.80, 500, 30, "J=c|MAP")
+        return cal
+    # within the budget: 0.02 x 1045 - 1 = 19.9 long tasks above allowed: 0.90 (15)
+    assert calibrated(0).threshold == pytest.approx(0.9)
+    # 30 realized of 1045 (2.9 %): aim 1.1 %, 10.8 allowed: only 0.99
+    assert calibrated(30).threshold == pytest.approx(0.99)
+    # over twice the budget: nothing is called short until long tasks make room
+    assert calibrated(50).threshold == 1.0
