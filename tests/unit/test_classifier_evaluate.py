@@ -223,8 +223,11 @@ def test_learning_across_the_gridmix_traces_keeps_long_reduces_apart() -> None:
     result = evaluate_traces(traces, time_order=True)
     assert [Path(t).name for t in result.traces][:2] == ["trace_1m.json.gz", "trace_3m.json.gz"]
     assert (result.n("short"), result.n("long"), result.repeated_jobs) == (5568, 132, 2)
-    assert result.confusion["long"]["short"] <= 5
-    assert result.recall("short") is not None and result.recall("short") >= 0.8
+    # the confidence calibrated to the 2 % budget (docs/classifier.md): 3 of the 132 long
+    # tasks called short and 31 % of the short ones (the fixed 0.9 of before called 80 %
+    # short with up to 5 long ones, 3.8 %, over the budget)
+    assert result.confusion["long"]["short"] <= 3
+    assert result.recall("short") is not None and result.recall("short") >= 0.3
     assert len(result.per_trace) == 22 and sum(r.n("long") for r in result.per_trace) == 132
     assert result.short_called_long_by.get("maps-waiting", 0) > 0
 
