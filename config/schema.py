@@ -157,6 +157,9 @@ class Sense(ConfigModel):
     rm_jmx: bool = True
     scheduler_conf: bool = True
     rm_conf_keys: Seq[str] = ("yarn.cluster.max-application-priority",)
+    # RM settings taken as given instead of read from /conf, which shows what the RM
+    # started with (e.g. after `yarn rmadmin -refreshClusterMaxPriority`)
+    rm_conf_values: dict[str, str] = Field(default_factory=dict)
     mapreduce: MapReduceSense = MapReduceSense()
     nm_jmx: NmJmxSense = NmJmxSense()
 

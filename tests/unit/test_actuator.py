@@ -8,6 +8,7 @@ does is shown by tests/cluster/test_write_*.py.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import signal
 from pathlib import Path
@@ -507,3 +508,23 @@ def test_going_back_to_the_original_value_is_never_rate_limited(tmp_path: Path) 
 def test_the_configs_lever_kinds_are_the_actuators() -> None:
     from yarn_advisor.config.schema import LEVER_KINDS
     assert set(LEVER_KINDS) == {k.value for k in Kind if not k.advisory}
+
+
+def test_the_levers_the_rm_cannot_honour_are_said_once_at_start(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # No recommendation at all: the first cycle already says which levers cannot hold
+    # (once each, however many cycles), and once more when one comes back.
+    caplog.set_level(logging.INFO, "yarn_advisor")
+    a = make(tmp_path)
+    capped = snap(rm_conf={"yarn.cluster.max-application-priority": "0"})
+    for _ in range(3):
+        a.act([], capped)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1
+    assert "set_app_priority" in said[0]
+    assert "yarn rmadmin -refreshClusterMaxPriority" in said[0] and "no RM restart" in said[0]
+    a.act([], snap(rm_conf={"yarn.cluster.max-application-priority": "10"}))
+    assert "can take effect again" in caplog.records[-1].getMessage()
+    a.act([], snap(scheduler_type="fairScheduler"))
+    news = [r.getMessage() for r in caplog.records[len(said) + 1:]]
+    assert sorted(m.split()[0] for m in news) == ["set_app_priority", "update_scheduler_conf"]
