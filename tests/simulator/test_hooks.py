@@ -288,6 +288,25 @@ def test_a_write_without_a_timeout_keeps_the_nodes_earlier_deadline(tmp_path: Pa
     assert sim.nodes[0].alloc_mem == 2048
 
 
+def test_at_the_defaults_a_lowered_node_is_killed_on_after_the_timeout(tmp_path: Path) -> None:
+    # The advisor's default actuator.overcommit_timeout_ms reaches the RM with every
+    # node-resource write: a node lowered under its allocation at 3500 keeps its
+    # containers for the timeout, then the RM kills the newest until it fits.
+    from yarn_advisor.advisor.engine.settings import load_config
+
+    timeout = load_config().actuator.overcommit_timeout_ms
+    assert timeout > 0
+    sim = Simulation(workload([job("a", maps([300] * 3))]), scheduler="capacity")
+    sim.run(until_ms=3500)
+    _write(SimLevers(sim, timeout), tmp_path, "update_node_resource", "node0001:45454",
+           {"memory_mb": 2048, "vcores": 4})
+    beat = -(-(3500 + timeout) // 1000) * 1000  # node0001 beats every 1000 ms from 0
+    sim.run(until_ms=beat - 1)
+    assert sim.report().kills == 0
+    sim.run(until_ms=beat)
+    assert sim.report().kills_by_reason == {"OVERCOMMIT": 2}
+
+
 def test_a_node_never_given_a_timeout_is_not_killed_on(tmp_path: Path) -> None:
     sim = Simulation(workload([job("a", maps([10] * 3))]), scheduler="capacity")
     sim.run(until_ms=3500)
