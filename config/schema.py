@@ -212,6 +212,9 @@ class Sense(ConfigModel):
     rm_jmx: bool = True
     scheduler_conf: bool = True
     rm_conf_keys: Seq[str] = ("yarn.cluster.max-application-priority",)
+    # RM settings taken as given instead of read from /conf, which shows what the RM
+    # started with (e.g. after `yarn rmadmin -refreshClusterMaxPriority`)
+    rm_conf_values: dict[str, str] = Field(default_factory=dict)
     mapreduce: MapReduceSense = MapReduceSense()
     nm_jmx: NmJmxSense = NmJmxSense()
 
@@ -319,7 +322,9 @@ class ActuatorSettings(ConfigModel):
     min_change_fraction: float = Field(0.1, ge=0, lt=1)
     min_priority_delta: int = Field(1, ge=0)
     max_snapshot_age_s: float = Field(120.0, gt=0)
-    overcommit_timeout_ms: int = Field(-1, ge=-1)
+    # node resource writes: the RM kills what a lowered node cannot hold (non-AM, newest
+    # first) at its first heartbeat this long after the write (-1 never; see OPERA's README)
+    overcommit_timeout_ms: int = Field(120_000, ge=-1)
     rollback_hold_s: float = Field(3600.0, ge=0)
     watchdog: WatchdogSettings = WatchdogSettings()
     kinds: dict[str, KindLimits] = Field(

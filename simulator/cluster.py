@@ -36,7 +36,7 @@ class SimNode:
         "id",
         "index",
         "label",
-        "overcommit_version",
+        "overcommit_deadline",
         "rack",
         "real_cpu",
         "real_mem",
@@ -73,7 +73,7 @@ class SimNode:
         self.hb_phase = 0
         self.hb_armed = False
         self.aggregate_node_local = 0
-        self.overcommit_version = 0
+        self.overcommit_deadline = -1  # ms; -1: no overcommit timeout ever set
 
     @property
     def free_mem(self) -> int:

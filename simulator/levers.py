@@ -32,7 +32,9 @@ Levers and their effect in the simulation:
 - ``update_node_resource`` (node, {memory_mb, vcores[, overcommit_timeout_ms]}):
   the node's schedulable size changes (its hardware does not: over-committed
   nodes slow their tasks or kill their newest container); with a timeout >= 0
-  the RM kills the newest containers after it until the node fits;
+  the RM kills the newest non-AM containers first until the node fits, at once
+  with 0, else at the node's first heartbeat past the timeout (a negative one
+  keeps the node's earlier deadline; ``Simulation.resize_node``);
 - ``signal_container`` (container, GRACEFUL_SHUTDOWN | FORCEFUL_SHUTDOWN |
   OUTPUT_THREAD_DUMP): a shutdown kills the container (its work is lost, its
   task asks again); a thread dump changes nothing;

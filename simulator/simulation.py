@@ -32,7 +32,7 @@ from collections.abc import Callable
 from yarn_advisor.simulator.am import MapReduceAM
 from yarn_advisor.simulator.apps import SimApp, SimContainer, SimTask
 from yarn_advisor.simulator.cluster import BlockMap, SimNode, build_nodes
-from yarn_advisor.simulator.events import ClockStopped, EventQueue
+from yarn_advisor.simulator.events import ClockStopped, EventQueue, next_aligned
 from yarn_advisor.simulator.execution import NodeManagers
 from yarn_advisor.simulator.metrics import JobRecord, Metrics, Report, Sample
 from yarn_advisor.simulator.rm import RMCore
@@ -297,29 +297,56 @@ class Simulation:
 
     # --- levers (the writer's effects) ------------------------------------------------
     def resize_node(self, node: SimNode, memory_mb: int, vcores: int, timeout_ms: int) -> None:
-        """``POST /nodes/{id}/resource``: a new schedulable size; with a timeout
-        >= 0 the RM kills the newest containers after it until the node fits."""
-        self.metrics.now = self.events.now
+        """``POST /nodes/{id}/resource`` as Hadoop 3.4.2's RM takes it
+        (``AbstractYarnScheduler.updateNodeResource``): the same size changes nothing,
+        not even the timeout. A new size with a timeout >= 0 sets the node's overcommit
+        deadline to now + timeout; a negative one keeps an earlier deadline
+        (``SchedulerNode.setOvercommitTimeOut``). With 0 the RM kills at once; else at the
+        node's first heartbeat at or past the deadline (``nodeUpdate`` ->
+        ``signalContainersIfOvercommitted``). A node never given a deadline is never
+        killed on: it only takes no new containers until it fits."""
+        if (memory_mb, vcores) == (node.total_mem, node.total_vc):
+            return
+        now = self.events.now
+        self.metrics.now = now
         self.metrics.capacity_changed(memory_mb - node.total_mem, vcores - node.total_vc)
         node.total_mem, node.total_vc = memory_mb, vcores
-        node.overcommit_version += 1
+        if timeout_ms >= 0:
+            node.overcommit_deadline = now + timeout_ms
         self.rm.topology_changed()
-        if timeout_ms >= 0 and self._overcommitted(node):
-            self.events.at(self.events.now + timeout_ms, self._enforce_overcommit, node,
-                           node.overcommit_version)
+        deadline = node.overcommit_deadline
+        if deadline < 0 or not self._overcommitted(node):
+            return
+        if timeout_ms == 0:
+            self._kill_overcommitted(node)
+            return
+        beat = next_aligned(max(now + 1, deadline), node.hb_phase, self.rm.heartbeat_ms)
+        self.events.at(beat, self._overcommit_beat, node, deadline)
 
     def _overcommitted(self, node: SimNode) -> bool:
         return node.alloc_mem > node.total_mem or (
             self.rm.calc.dominant and node.alloc_vc > node.total_vc)
 
-    def _enforce_overcommit(self, node: SimNode, version: int) -> None:
-        if version != node.overcommit_version:
+    def _overcommit_beat(self, node: SimNode, deadline: int) -> None:
+        """The node's heartbeat past its deadline: the completions it reports are
+        released first (``nodeUpdate``), then the RM kills while it is overcommitted.
+        A deadline reset since (a later write with a timeout) has its own beat."""
+        if deadline != node.overcommit_deadline or node.state != "RUNNING":
             return
+        for c in node.completed:
+            if c.state != "COMPLETE":
+                self.rm.release(c)
+        node.completed = []
+        self._kill_overcommitted(node)
+
+    def _kill_overcommitted(self, node: SimNode) -> None:
+        """Kill in ``SchedulerNode.getContainersToKill`` order (non-AM containers first,
+        then the newest; the simulator has no opportunistic containers) until it fits."""
         while self._overcommitted(node):
             live = [c for c in node.containers.values() if c.state in ("ALLOCATED", "RUNNING")]
             if not live:
                 return
-            victim = max(live, key=lambda c: (not c.is_am, c.seq))
+            victim = max(live, key=lambda c: (not c.is_am, c.allocated_ms, c.seq))
             self.am.container_killed(victim, "OVERCOMMIT", by_rm=True)
 
     def kill_container(self, c: SimContainer, reason: str) -> None:

@@ -45,7 +45,7 @@ from pathlib import Path
 from types import FrameType
 
 from yarn_advisor.advisor.act.journal import Action, Entry, Journal, Phase, new_id
-from yarn_advisor.advisor.act.levers import unavailable
+from yarn_advisor.advisor.act.levers import all_unavailable, unavailable
 from yarn_advisor.advisor.act.memory import GuardMemory, Key
 from yarn_advisor.advisor.act.outcomes import Block, Outcome
 from yarn_advisor.advisor.act.publish import Publisher
@@ -131,7 +131,7 @@ class Actuator:
     _now: float = 0.0  # the current cycle's time (a tripped policy is checked against it)
     _quiet: dict[Key, tuple[str, float]] = field(default_factory=dict)
     _offset: int = 0
-    _said: set[str] = field(default_factory=set)  # lever_unavailable reasons logged
+    _said: dict[Kind, str] = field(default_factory=dict)  # unavailable levers, said once
     _rm_seen: tuple[int, int] = (0, 0)  # the RM's start time and RUNNING nodes, last cycle
     _resync_since: float | None = None
 
@@ -165,6 +165,7 @@ class Actuator:
             self.learn(e, now, own=False)
         self.memory.expire(now, self.window_s)
         self._quiet = {k: v for k, v in self._quiet.items() if now - v[1] < QUIET_S}
+        self.say_unavailable(snapshot)
         cycle = _Cycle(self._cycle_block(snapshot, now))
         if cycle.block is None:
             self._watch(snapshot, now)
@@ -195,9 +196,6 @@ class Actuator:
                      mode="enforce" if self.enforcing(rec.policy) else "dry_run")
         why = None if cycle.block else unavailable(rec.kind, snap)
         if why:
-            if why not in self._said:
-                self._said.add(why)
-                log.warning("%s recommendations stay advisory: %s", rec.kind.value, why)
             return self._block(base, Block.LEVER_UNAVAILABLE, rec.previous, why, cycle)
         reason = cycle.block or self._guard(rec, snap, now, cycle)
         if reason:
@@ -262,6 +260,20 @@ class Actuator:
             self.journal.append(replace(base, phase=Phase.BLOCKED, outcome=Outcome.BLOCKED,
                                         reason=reason, previous=_json(previous), error=error))
         return Outcome.BLOCKED
+
+    def say_unavailable(self, snap: Snapshot) -> None:
+        """Log each lever the RM cannot honour once per process (the first cycle that
+        sees it, whether or not a policy asked for it yet), and once more if it comes
+        back (e.g. after ``yarn rmadmin -refreshClusterMaxPriority``)."""
+        now = all_unavailable(snap)
+        for kind, why in now.items():
+            if self._said.get(kind) != why:
+                self._said[kind] = why
+                log.warning("%s recommendations stay advisory: %s", kind.value, why)
+        for kind in [k for k in self._said if k not in now]:
+            del self._said[kind]
+            log.info("%s recommendations can take effect again: the RM honours them",
+                     kind.value)
 
     # --- guardrails -------------------------------------------------------------
     def _cycle_block(self, snap: Snapshot, now: float) -> Block | None:

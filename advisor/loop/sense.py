@@ -169,7 +169,8 @@ class LiveSensor:
                 lambda: rmp.parse_scheduler_conf(rm.scheduler_conf()),
                 enabled=self.params.scheduler_conf and sched_type == "capacityScheduler")
             rm_conf = self._optional("rm_conf", no_conf, self._rm_conf,
-                                     enabled=bool(self.params.rm_conf_keys))
+                                     enabled=bool(self.params.rm_conf_keys
+                                                  or self.params.rm_conf_values))
             jobs, tasks, done = self._optional(
                 "mapreduce", no_mr, lambda: self._mapreduce(pool, running, now_ms),
                 enabled=self.params.mapreduce.enabled)
@@ -320,9 +321,10 @@ class LiveSensor:
         return [u for us in self._each(pool, "nm_jmx", of_node, live) for u in us]
 
     def _rm_conf(self) -> dict[str, str]:
+        given = self.params.rm_conf_values
         found = (rmp.parse_conf_property(self.connectors.rm.conf(k))
-                 for k in self.params.rm_conf_keys)
-        return dict(kv for kv in found if kv is not None)
+                 for k in self.params.rm_conf_keys if k not in given)
+        return {**dict(kv for kv in found if kv is not None), **given}
 
     def _queue_metrics(self) -> tuple[QueueMetricsBean, ...]:
         return jmxp.queue_metrics(jmxp.parse_beans(self.connectors.jmx.rm_queue_beans()))

@@ -229,6 +229,56 @@ def test_node_resource_and_new_containers_in_the_headroom(mini_cluster: MiniClus
     assert (total["memory"], total["vCores"]) == (3072, 3)
 
 
+def test_a_node_lowered_under_its_allocation_is_killed_on_after_the_timeout(
+        mini_cluster: MiniCluster, tmp_path: Path) -> None:
+    # OPERA's relief through the RM: a node lowered under what it holds keeps its
+    # containers for actuator.overcommit_timeout_ms, then the RM itself kills non-AM
+    # containers, newest first, until the node fits (signalContainersIfOvercommitted).
+    node = small_node(mini_cluster)
+    nid = node["id"]
+    shell = mini_cluster.distributed_shell(queue="etl", containers=6, command="sleep 600",
+                                           container_mb=512, name="overcommit")
+    try:
+        def on_node() -> list[dict[str, Any]]:
+            return [c for c in live_containers(mini_cluster, shell.app_id)
+                    if c["nodeId"] == nid and c.get("containerState") == "RUNNING"
+                    and not c["containerId"].endswith("_000001")]
+        def running() -> int:
+            return sum(c.get("containerState") == "RUNNING"
+                       for c in live_containers(mini_cluster, shell.app_id))
+        wait_for(lambda: running() >= 7, "the shell's AM and six containers running")
+
+        def settled() -> list[dict[str, Any]]:  # the shell AM may get and start extras
+            first = {c["containerId"] for c in on_node()}
+            time.sleep(3)
+            now = on_node()
+            return now if first == {c["containerId"] for c in now} else []
+        held = wait_for(settled, "the small node's containers to stay the same for 3 s")
+        used = small_node(mini_cluster)["usedMemoryMB"]
+        lowered = used - 512  # one 512 MiB container too many
+        sent = time.monotonic()
+        a, counts = enforce(mini_cluster, tmp_path,
+                            rec("update_node_resource", nid,
+                                {"memory_mb": lowered, "vcores": node["totalResource"]["vCores"]}),
+                            overcommit_timeout_ms=5000)
+        assert counts == {("update_node_resource", "test", "applied"): 1}
+        ids = {c["containerId"] for c in held}
+        assert ids <= {c["containerId"] for c in on_node()}  # the RM waits for the timeout
+        wait_for(lambda: small_node(mini_cluster)["usedMemoryMB"] <= lowered,
+                 "the RM to kill what the lowered node cannot hold", timeout=90)
+        assert time.monotonic() - sent >= 5.0
+        left = {c["containerId"] for c in on_node()}
+        assert sorted(ids - left) == [max(ids)]  # the newest one
+        am = [c for c in live_containers(mini_cluster, shell.app_id)
+              if c["containerId"].endswith("_000001")]
+        assert am and am[0].get("containerState") == "RUNNING"  # never the AM
+    finally:
+        rm_kill(mini_cluster, shell.app_id)
+        shell.proc.kill()
+    undo_all(a)
+    assert small_node(mini_cluster)["totalResource"]["memory"] == node["totalResource"]["memory"]
+
+
 def test_container_signal_is_opt_in_and_ends_the_container(
         mini_cluster: MiniCluster, app: SubmittedApp, tmp_path: Path) -> None:
     aid = app.app_id

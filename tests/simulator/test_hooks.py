@@ -251,6 +251,71 @@ def test_lowering_a_node_with_an_overcommit_timeout_kills_the_newest(tmp_path: P
     assert sim.nodes[0].alloc_mem == 2048
 
 
+def test_the_rm_kills_at_the_first_heartbeat_past_the_deadline(tmp_path: Path) -> None:
+    # As above, but overcommitTimeout 700 ms: the deadline is 4200, between two of the
+    # node's heartbeats (every 1000 ms from 0). The RM checks it in nodeUpdate, so the
+    # kills come at the beat at 5000, not at 4200.
+    sim = Simulation(workload([job("a", maps([10] * 3))]), scheduler="capacity")
+    sim.run(until_ms=3500)
+    out, _ = _write(SimLevers(sim), tmp_path, "update_node_resource", "node0001:45454",
+                    {"memory_mb": 2048, "vcores": 4, "overcommit_timeout_ms": 700})
+    assert out == "applied"
+    sim.run(until_ms=4999)
+    assert sim.report().kills == 0
+    sim.run(until_ms=5000)
+    r = sim.report()
+    assert r.kills_by_reason == {"OVERCOMMIT": 2}
+    assert r.wasted_container_s == (5000 - 2000 + 5000 - 3000) / 1000
+
+
+def test_a_write_without_a_timeout_keeps_the_nodes_earlier_deadline(tmp_path: Path) -> None:
+    # SchedulerNode.setOvercommitTimeOut ignores a negative timeout: once a write gave
+    # the node a deadline, a later lowering with -1 is killed on at the next heartbeat
+    # past it. 3500: 3072 MB with 500 ms -> map 2 killed at 4000; 4500: 2048 MB with
+    # -1 -> the deadline (4000) has passed, so at the beat at 5000 map 1 goes too.
+    sim = Simulation(workload([job("a", maps([10] * 3))]), scheduler="capacity")
+    sim.run(until_ms=3500)
+    levers = SimLevers(sim)
+    _write(levers, tmp_path, "update_node_resource", "node0001:45454",
+           {"memory_mb": 3072, "vcores": 4, "overcommit_timeout_ms": 500})
+    sim.run(until_ms=4500)
+    assert sim.report().kills == 1
+    out, _ = _write(levers, tmp_path / "2", "update_node_resource", "node0001:45454",
+                    {"memory_mb": 2048, "vcores": 4, "overcommit_timeout_ms": -1})
+    assert out == "applied"
+    sim.run(until_ms=5000)
+    assert sim.report().kills_by_reason == {"OVERCOMMIT": 2}
+    assert sim.nodes[0].alloc_mem == 2048
+
+
+def test_at_the_defaults_a_lowered_node_is_killed_on_after_the_timeout(tmp_path: Path) -> None:
+    # The advisor's default actuator.overcommit_timeout_ms reaches the RM with every
+    # node-resource write: a node lowered under its allocation at 3500 keeps its
+    # containers for the timeout, then the RM kills the newest until it fits.
+    from yarn_advisor.advisor.engine.settings import load_config
+
+    timeout = load_config().actuator.overcommit_timeout_ms
+    assert timeout > 0
+    sim = Simulation(workload([job("a", maps([300] * 3))]), scheduler="capacity")
+    sim.run(until_ms=3500)
+    _write(SimLevers(sim, timeout), tmp_path, "update_node_resource", "node0001:45454",
+           {"memory_mb": 2048, "vcores": 4})
+    beat = -(-(3500 + timeout) // 1000) * 1000  # node0001 beats every 1000 ms from 0
+    sim.run(until_ms=beat - 1)
+    assert sim.report().kills == 0
+    sim.run(until_ms=beat)
+    assert sim.report().kills_by_reason == {"OVERCOMMIT": 2}
+
+
+def test_a_node_never_given_a_timeout_is_not_killed_on(tmp_path: Path) -> None:
+    sim = Simulation(workload([job("a", maps([10] * 3))]), scheduler="capacity")
+    sim.run(until_ms=3500)
+    _write(SimLevers(sim), tmp_path, "update_node_resource", "node0001:45454",
+           {"memory_mb": 2048, "vcores": 4, "overcommit_timeout_ms": -1})
+    sim.run()
+    assert sim.report().kills == 0
+
+
 def test_signal_container_kills_it_and_its_task_runs_again(tmp_path: Path) -> None:
     # FIFO: AM at 0, maps 1000..11000. Map 0's container is shut down at 4000: its
     # 3 s of work are lost; the rerun gets a container at the heartbeat at 4000 and

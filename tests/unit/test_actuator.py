@@ -8,6 +8,7 @@ does is shown by tests/cluster/test_write_*.py.
 from __future__ import annotations
 
 import dataclasses
+import logging
 import os
 import signal
 from pathlib import Path
@@ -531,3 +532,23 @@ def test_the_memory_forgets_an_origin_once_no_guardrail_reads_it(tmp_path: Path)
     at(8000, [])  # past the cooldown: nothing reads APP's memory any more
     assert key not in a.memory.origins and key not in a.memory.owners
     assert key not in a.memory.times
+
+
+def test_the_levers_the_rm_cannot_honour_are_said_once_at_start(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # No recommendation at all: the first cycle already says which levers cannot hold
+    # (once each, however many cycles), and once more when one comes back.
+    caplog.set_level(logging.INFO, "yarn_advisor")
+    a = make(tmp_path)
+    capped = snap(rm_conf={"yarn.cluster.max-application-priority": "0"})
+    for _ in range(3):
+        a.act([], capped)
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1
+    assert "set_app_priority" in said[0]
+    assert "yarn rmadmin -refreshClusterMaxPriority" in said[0] and "no RM restart" in said[0]
+    a.act([], snap(rm_conf={"yarn.cluster.max-application-priority": "10"}))
+    assert "can take effect again" in caplog.records[-1].getMessage()
+    a.act([], snap(scheduler_type="fairScheduler"))
+    news = [r.getMessage() for r in caplog.records[len(said) + 1:]]
+    assert sorted(m.split()[0] for m in news) == ["set_app_priority", "update_scheduler_conf"]
