@@ -105,6 +105,13 @@ public final class TableHolder implements AutoCloseable {
     }
   }
 
+  /** A holder that never polls and holds this table (the bench and tests). */
+  static TableHolder holding(DecisionTable t) {
+    TableHolder h = new TableHolder(List.of(), null, DEFAULT_POLL_MS, DEFAULT_TIMEOUT_MS, null);
+    h.state.set(new State(t, t == null ? "none" : "ok", System.currentTimeMillis()));
+    return h;
+  }
+
   /** The table to apply now, or null (the scheduler thread's only read: one volatile load). */
   public DecisionTable table() {
     return state.get().table();
