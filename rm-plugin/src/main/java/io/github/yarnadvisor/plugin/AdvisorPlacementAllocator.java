@@ -4,7 +4,9 @@ import io.github.yarnadvisor.plugin.DecisionTable.RequestDecision;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.NodeId;
 import org.apache.hadoop.yarn.api.records.Resource;
 import org.apache.hadoop.yarn.api.records.ResourceRequest;
 import org.apache.hadoop.yarn.server.resourcemanager.RMContext;
@@ -32,6 +34,10 @@ public class AdvisorPlacementAllocator<N extends SchedulerNode>
     extends LocalityAppPlacementAllocator<N> {
   /** The decisions of one table for this app (rules matched once per table). */
   private record Cached(DecisionTable table, List<RequestDecision> decisions) {}
+
+  /** NodeId -> its string, so an attempt does not build it again (bounded by the nodes). */
+  private static final ConcurrentHashMap<NodeId, String>
+      NODE_IDS = new ConcurrentHashMap<>();
 
   private final PluginMetrics metrics = PluginMetrics.get();
   private final SkipBudget budget = new SkipBudget();
@@ -100,6 +106,7 @@ public class AdvisorPlacementAllocator<N extends SchedulerNode>
   private final class RmAttempt implements Attempt {
     private final SchedulerNode node;
     private RMApp app;
+    private String nodeId;
 
     RmAttempt(SchedulerNode node) {
       this.node = node;
@@ -146,7 +153,16 @@ public class AdvisorPlacementAllocator<N extends SchedulerNode>
 
     @Override
     public String nodeId() {
-      return node.getNodeID().toString();
+      if (nodeId == null) {
+        NodeId id = node.getNodeID();
+        String s = NODE_IDS.get(id);
+        if (s == null) {
+          s = id.toString();
+          NODE_IDS.put(id, s);
+        }
+        nodeId = s;
+      }
+      return nodeId;
     }
 
     @Override

@@ -64,8 +64,8 @@ public final class PluginMetrics implements DynamicMBean {
   public void count(Verdict v) {
     switch (v.outcome()) {
       case ADMIT -> admits.increment();
-      case VETO -> vetoes[Reason.of(v.reason()).ordinal()].increment();
-      default -> fallbacks[fallbackOf(v.reason()).ordinal()].increment();
+      case VETO -> vetoes[v.index()].increment();
+      default -> fallbacks[v.index()].increment();
     }
   }
 
@@ -88,15 +88,6 @@ public final class PluginMetrics implements DynamicMBean {
 
   public long fallbacks(Verdict.Fallback f) {
     return fallbacks[f.ordinal()].sum();
-  }
-
-  private static Verdict.Fallback fallbackOf(String wire) {
-    for (Verdict.Fallback f : Verdict.Fallback.values()) {
-      if (f.wire().equals(wire)) {
-        return f;
-      }
-    }
-    return Verdict.Fallback.ERROR;
   }
 
   private static LongAdder[] adders(int n) {

@@ -4,7 +4,7 @@ package io.github.yarnadvisor.plugin;
  * The decider's answer for one attempt: ADMIT (a valid table had decisions for it and none
  * skips), VETO (skip it, with the reason) or DEFAULT (YARN's own answer, with why).
  */
-public record Verdict(Outcome outcome, String reason) {
+public record Verdict(Outcome outcome, String reason, int index) {
   /** What the allocator does with the attempt. */
   public enum Outcome { ADMIT, VETO, DEFAULT }
 
@@ -23,16 +23,16 @@ public record Verdict(Outcome outcome, String reason) {
     }
   }
 
-  public static final Verdict ADMIT = new Verdict(Outcome.ADMIT, "");
+  public static final Verdict ADMIT = new Verdict(Outcome.ADMIT, "", 0);
   private static final Verdict[] VETOES = new Verdict[Reason.values().length];
   private static final Verdict[] DEFAULTS = new Verdict[Fallback.values().length];
 
   static {
     for (Reason r : Reason.values()) {
-      VETOES[r.ordinal()] = new Verdict(Outcome.VETO, r.wire());
+      VETOES[r.ordinal()] = new Verdict(Outcome.VETO, r.wire(), r.ordinal());
     }
     for (Fallback f : Fallback.values()) {
-      DEFAULTS[f.ordinal()] = new Verdict(Outcome.DEFAULT, f.wire());
+      DEFAULTS[f.ordinal()] = new Verdict(Outcome.DEFAULT, f.wire(), f.ordinal());
     }
   }
 
