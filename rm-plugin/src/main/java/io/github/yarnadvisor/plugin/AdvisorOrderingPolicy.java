@@ -55,7 +55,7 @@ public class AdvisorOrderingPolicy<S extends SchedulableEntity> extends FifoOrde
 
   private final Comparator<SchedulableEntity> fifo;
   private volatile TableHolder holder;
-  private volatile boolean looked;
+  private volatile boolean looked; // configure ran, or a test set the holder
 
   public AdvisorOrderingPolicy() {
     fifo = comparator; // YARN's: priority, then FIFO
@@ -68,9 +68,22 @@ public class AdvisorOrderingPolicy<S extends SchedulableEntity> extends FifoOrde
     looked = true;
   }
 
+  /**
+   * Called when the queue is (re)initialised, not on the allocation path: the one place it
+   * reads the RM's configuration files (yarn-site.xml, for the table's URL or file).
+   */
   @Override
   public void configure(Map<String, String> conf) {
     super.configure(conf);
+    try {
+      if (!looked) {
+        holder = TableHolder.shared(new YarnConfiguration());
+      }
+    } catch (Throwable t) {
+      holder = null;
+      PluginMetrics.get().error();
+    }
+    looked = true;
   }
 
   @Override
@@ -85,10 +98,6 @@ public class AdvisorOrderingPolicy<S extends SchedulableEntity> extends FifoOrde
 
   /** Re-sort into a new set when the table to apply is not the one the order was built from. */
   void resortIfNewTable() {
-    if (!looked) {
-      looked = true;
-      holder = TableHolder.shared(new YarnConfiguration());
-    }
     TableHolder h = holder;
     DecisionTable t = h == null ? null : h.table();
     if (t != null && t.expired(System.currentTimeMillis())) {
