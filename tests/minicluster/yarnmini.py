@@ -181,6 +181,8 @@ class MiniCluster:
     nodes: tuple[NodeSpec, ...] = (NodeSpec(6144, 6), NodeSpec(3072, 3))
     extra_conf: dict[str, object] = field(default_factory=dict)
     kerberos: KerberosSetup | None = None
+    # jars on the ResourceManager's classpath only, before Hadoop's (the RM plug-in's)
+    rm_classpath: tuple[str, ...] = ()
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
     clients: list[subprocess.Popen[str]] = field(default_factory=list)
@@ -357,7 +359,8 @@ class MiniCluster:
         yarn = self._common_yarn(cp) | self._yarn_security() | self.extra_conf
         mapred = self._mapred(cp) | self._mapred_security()
         self._write_conf("client", yarn, mapred)
-        self._spawn("rm", RM_CLASS, self._write_conf("rm", yarn, mapred), cp, heap="768m")
+        rm_cp = ":".join((*self.rm_classpath, cp))
+        self._spawn("rm", RM_CLASS, self._write_conf("rm", yarn, mapred), rm_cp, heap="768m")
         for i, spec in enumerate(self.nodes):
             host = f"127.0.0.{i + 2}"
             nm = yarn | {

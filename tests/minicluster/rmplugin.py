@@ -1,0 +1,58 @@
+"""The RM plug-in's jar (rm-plugin/, docs/plugin.md) for the tests and benches: where it is,
+building it when its sources are newer, running its JUnit tests and its precheck bench.
+
+Maven runs offline here (``-o``): ``.ci/setup`` built the jar once online, which put the
+build plugins and the Hadoop 3.4.2 jars in ``~/.m2``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from yarnmini import classpath, java_home
+
+ROOT = Path(__file__).resolve().parents[2]
+PROJECT = ROOT / "rm-plugin"
+JAR = PROJECT / "target" / "yarn-advisor-rm-plugin.jar"
+BENCH = "io.github.yarnadvisor.plugin.PrecheckBench"
+
+
+def _env() -> dict[str, str]:
+    return os.environ | {"JAVA_HOME": java_home()}
+
+
+def _newest_source() -> float:
+    files = [PROJECT / "pom.xml", *(PROJECT / "src" / "main").rglob("*.java")]
+    return max(p.stat().st_mtime for p in files)
+
+
+def build(timeout: float = 600) -> Path:
+    """The jar, built (offline, tests skipped) unless it is newer than every source."""
+    if JAR.exists() and JAR.stat().st_mtime >= _newest_source():
+        return JAR
+    run = subprocess.run(["mvn", "-B", "-o", "-q", "-f", str(PROJECT / "pom.xml"), "package",
+                          "-DskipTests"], capture_output=True, text=True, timeout=timeout,
+                         env=_env())
+    if run.returncode != 0 or not JAR.exists():
+        raise RuntimeError(f"rm-plugin build failed:\n{run.stdout[-4000:]}{run.stderr[-2000:]}")
+    return JAR
+
+
+def maven_test(timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    """``mvn -o test`` of the jar (its JUnit tests); the caller checks the result."""
+    return subprocess.run(["mvn", "-B", "-o", "-q", "-f", str(PROJECT / "pom.xml"), "test"],
+                          capture_output=True, text=True, timeout=timeout, env=_env())
+
+
+def precheck_bench(runs: int, calls: int, timeout: float = 900) -> dict[str, Any]:
+    """One run of the jar's PrecheckBench on the RM's own classes: its JSON."""
+    cp = f"{classpath()}:{build()}"
+    out = subprocess.run(["java", "-Xmx256m", "-cp", cp, BENCH, str(runs), str(calls)],
+                         capture_output=True, text=True, timeout=timeout, env=_env(), check=True)
+    line = next(x for x in reversed(out.stdout.splitlines()) if x.startswith("{"))
+    result: dict[str, Any] = json.loads(line)
+    return result
