@@ -16,19 +16,13 @@ one.
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from yarn_advisor.simulator.readers.cluster_from import on_cluster
-from yarn_advisor.simulator.readers.history import read_history
 from yarn_advisor.simulator.schedulers.capacity_conf import parse
 from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.spec import (
@@ -100,8 +94,7 @@ def _run_real(cluster: Any, specs: list[dict[str, Any]]) -> list[dict[str, Any]]
         job, tasks = _history(cluster, s.app_id)
         ordered = sorted(tasks, key=lambda t: t["id"])
         rows.append({
-            "spec": spec, "app_id": s.app_id, "started": app["startedTime"],
-            "finished": app["finishedTime"],
+            "spec": spec, "started": app["startedTime"], "finished": app["finishedTime"],
             "am_start_ms": job["startTime"] - app["launchTime"],
             "am_end_ms": app["finishedTime"] - max(t["finishTime"] for t in tasks),
             "maps": [t["finishTime"] - t["startTime"] for t in ordered if t["type"] == "MAP"],
@@ -161,64 +154,12 @@ def _real_figures(rows: list[dict[str, Any]]) -> tuple[float, list[str]]:
     return (max(r["finished"] for r in rows) - t0) / 1000, order
 
 
-@dataclass(frozen=True)
-class RealBatch:
-    """The batch as it ran on the mini cluster, and its twin read before it ran."""
-
-    rows: list[dict[str, Any]]
-    groups: tuple[NodeGroup, ...]
-    sched: SchedulerSpec
-    history: Path  # the batch's own .jhist and _conf.xml files, copied from the done dir
-
-
-@pytest.fixture(scope="module")
-def real_batch(mini_cluster: Any, tmp_path_factory: pytest.TempPathFactory) -> RealBatch:
+@pytest.mark.slow  # a real batch on the mini cluster, then its twin simulated: minutes
+def test_simulated_twin_schedules_like_the_real_cluster(mini_cluster: Any) -> None:
     rm = mini_cluster.rm_url
     _wait_idle(rm)
     groups, sched = _twin(rm)
-    rows = _run_real(mini_cluster, WORKLOAD)
-    history = tmp_path_factory.mktemp("batch-history")
-    for s in rows:
-        prefix = s["app_id"].replace("application_", "job_", 1)
-        found = [p for p in mini_cluster.history_done_dir.rglob(f"{prefix}*")
-                 if p.name.endswith((".jhist", "_conf.xml"))]
-        assert len(found) == 2, (prefix, found)
-        for p in found:
-            shutil.copy(p, history / p.name)
-    return RealBatch(rows, groups, sched, history)
-
-
-def _check(real: list[dict[str, Any]], predicted: Any, name: Callable[[int, str], str]) -> None:
-    """The same job order (beyond the margin) and a makespan within the tolerance."""
-    span, _ = _real_figures(real)
-    t0 = min(r["started"] for r in real)
-    real_end = {name(i, r["app_id"]): (r["finished"] - t0) / 1000 for i, r in enumerate(real)}
-    sim_end = {j: t["finish_s"] for j, t in predicted.job_times.items()}
-    print(f"\nreal: makespan {span:.1f} s, ends {real_end}\nsimulated: makespan "
-          f"{predicted.makespan_s:.1f} s, ends {sim_end}", file=sys.stderr)
-    for a in real_end:
-        for b in real_end:
-            if real_end[a] + ORDER_MARGIN * span < real_end[b]:
-                assert sim_end[a] < sim_end[b], (a, b, real_end, sim_end)
-    assert abs(predicted.makespan_s - span) <= TOLERANCE * span
-
-
-@pytest.mark.slow  # a real batch on the mini cluster, then its what-if from its own history
-def test_the_what_if_of_the_clusters_own_history_matches_the_real_run(
-        real_batch: RealBatch, mini_cluster: Any) -> None:
-    """``simulate --jhist`` of the batch's JobHistory files on ``--cluster-from`` the
-    live RM: nothing measured by hand, only what an operator has."""
-    wl, report = read_history("jhist", [real_batch.history])
-    assert report.damaged == 0 and len(wl.jobs) == len(WORKLOAD)
-    wl = on_cluster(wl, mini_cluster.rm_url)
-    predicted = Simulation(wl, scheduler="capacity").run()
-    _check(real_batch.rows, predicted,
-           lambda _, app_id: app_id.replace("application_", "job_", 1))
-
-
-@pytest.mark.slow  # a real batch on the mini cluster, then its twin simulated: minutes
-def test_simulated_twin_schedules_like_the_real_cluster(real_batch: RealBatch) -> None:
-    real, groups, sched = real_batch.rows, real_batch.groups, real_batch.sched
+    real = _run_real(mini_cluster, WORKLOAD)
     predicted = _simulate(real, groups, sched)
     span, order = _real_figures(real)
     t0 = min(r["started"] for r in real)
