@@ -49,13 +49,38 @@ LAYER_FIXTURES = {
 }
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects
+# The real layers run in two processes (.ci/test: ``-n 2 --dist loadgroup``). A JVM cluster
+# is started once per process that asks for it, so every test of one cluster goes to one
+# process: the group is named after the cluster; any other test stays with its module (its
+# module-scoped fixtures start once). ZooKeeper and Prometheus start in a second or two and
+# may run once in each process.
+CLUSTER_GROUPS = {
+    "mini_cluster": "mini-cluster", "standby_url": "mini-cluster",
+    "kdc": "kerberos", "kerberized_cluster": "kerberos",
+    "sls_cluster": "sls",
+}
+LAYERS = ("cluster", "sls", "kerberos", "services", "deploy", "chaos", "slow")
+
+
+def process_group(item: pytest.Item) -> str | None:
+    """The group of a real layer's test (None in the fast loop, which runs files apart)."""
+    if not any(item.get_closest_marker(layer) for layer in LAYERS):
+        return None
+    asked = set(getattr(item, "fixturenames", ()))
+    return next((g for f, g in CLUSTER_GROUPS.items() if f in asked),
+                item.nodeid.split("::", 1)[0])
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects, and before xdist reads the groups
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         asked = set(getattr(item, "fixturenames", ()))
         for fixture, layer in LAYER_FIXTURES.items():
             if fixture in asked and item.get_closest_marker(layer) is None:
                 item.add_marker(layer)
+        group = process_group(item)
+        if group is not None:
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 def fast_loop_expression(config: pytest.Config) -> str | None:
@@ -67,7 +92,9 @@ def fast_loop_expression(config: pytest.Config) -> str | None:
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (pyproject.toml): the fast loop on every core; any run that
     selects a layer with real components (``-m ""``, ``-m sls``...) in this one
-    process, so each JVM cluster starts once per run and its tests share it."""
+    process, so each JVM cluster starts once per run and its tests share it
+    (an explicit ``-n 2 --dist loadgroup``, as .ci/test gives, keeps that: see
+    ``process_group``)."""
     if config.option.markexpr != fast_loop_expression(config):
         return 0
     return os.cpu_count() or 1

@@ -5,7 +5,8 @@ queues are run on the real test cluster (tests/minicluster/yarnmini.py); what
 the scheduler does not decide is read back from it -- each task's run time
 (JobHistoryServer attempt start to finish, JVM start-up included), the AM's
 start-up (RM launch to the job's start) and wind-down (last task to the app's
-end) -- and the same jobs, submitted at the same moments, are simulated on a
+end) -- and the same jobs, submitted at the same moments (each AM's own start-up
+added), are simulated on a
 twin of the cluster read from the live RM (node sizes, the CapacityScheduler's
 live configuration). The simulated scheduling must give the same job order
 (for jobs that end more than 5 % of the makespan apart on the real cluster:
@@ -131,13 +132,17 @@ def _stage(kind: str, durations: list[int]) -> Stage | None:
 def _simulate(rows: list[dict[str, Any]], groups: tuple[NodeGroup, ...],
               sched: SchedulerSpec) -> Any:
     t0 = min(r["started"] for r in rows)
+    # each AM's own start-up, as measured: the simulator has one AM launch time for all
+    # jobs (the shortest), and a job whose AM took longer is submitted that much later
+    # (on a loaded host the AMs' JVMs start 10-30 s apart, which decides the order)
+    am_start = min(r["am_start_ms"] for r in rows)
     jobs = tuple(
-        Job(id=f"{i}-{r['spec']['queue']}", name="Sleep job", submit_ms=r["started"] - t0,
+        Job(id=f"{i}-{r['spec']['queue']}", name="Sleep job",
+            submit_ms=r["started"] - t0 + r["am_start_ms"] - am_start,
             maps=_stage(MAP, r["maps"]), reduces=_stage(REDUCE, r["reduces"]),
             queue=r["spec"]["queue"], user="root", am=Res(AM_MB, 1),
             am_use=Phase("AM", 1.0, 300, 0.2), slowstart=1.0)
         for i, r in enumerate(rows))
-    am_start = sum(r["am_start_ms"] for r in rows) // len(rows)
     am_end = sum(r["am_end_ms"] for r in rows) // len(rows)
     timing = Timing(nm_heartbeat=1000, am_heartbeat=1000, container_launch=CONTAINER_LAUNCH_MS,
                     am_launch=am_start, am_finish=am_end)
