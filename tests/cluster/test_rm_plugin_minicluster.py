@@ -16,16 +16,14 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError
 
 import pytest
-from rmplugin import build
+from rmplugin import TableServer, build
 from yarnmini import MiniCluster, NodeSpec, SubmittedApp
 
 from yarn_advisor.advisor.model.decision_table import (
@@ -53,43 +51,6 @@ SCHEDULER = {
     "yarn.scheduler.capacity.root.etl.ordering-policy": ORDERING,
     "yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments": 40,
 }
-
-
-class TableServer:
-    """The advisor's /decision-table endpoint: the Python side's own serialization of the
-    table it holds (404 without one), as advisor/observe/server.py serves it."""
-
-    def __init__(self) -> None:
-        self.body: bytes | None = None
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = outer.body
-                if body is None:
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/decision-table"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def serve(self, table: DecisionTable | None) -> None:
-        self.body = None if table is None else table.dumps().encode()
-
-    def kill(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture(scope="module")
