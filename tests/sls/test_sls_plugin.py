@@ -32,6 +32,7 @@ from yarn_advisor.advisor.model.decision_table import (
 pytestmark = [pytest.mark.sls, pytest.mark.slow]
 MBEAN = "Hadoop:service=ResourceManager,name=AdvisorPlugin"
 QUEUES = ("default", "etl", "adhoc")
+CS_METRICS = "Hadoop:service=ResourceManager,name=CapacitySchedulerMetrics"
 
 
 @pytest.fixture(scope="module")
@@ -100,5 +101,11 @@ def test_the_plugin_is_loaded_in_the_sls_rm_and_keeps_the_trace_on_the_allowed_n
           f" elsewhere; vetoes {end['Vetoes.anacrac.host'] - start['Vetoes.anacrac.host']},"
           f" admits {end['Admits'] - start['Admits']}, polls failed {end['PollsFailed']}"
           f" of {end['PollsOk'] + end['PollsFailed']}", file=sys.stderr)
+    cs = plugin_sls.get(f"/jmx?qry={CS_METRICS}")["beans"]
+    if cs:  # the scheduler's own timing of its passes (one run: a figure, not a check)
+        print("CapacityScheduler: " + ", ".join(
+            f"{k} {cs[0][k]}" for k in ("NodeUpdateNumOps", "NodeUpdateAvgTime",
+                                        "AllocateNumOps", "AllocateAvgTime") if k in cs[0]),
+              file=sys.stderr)
     # only containers placed before the plug-in's first poll may still run elsewhere
     assert on_allowed > 0 and elsewhere <= on_allowed // 10, (on_allowed, elsewhere)
