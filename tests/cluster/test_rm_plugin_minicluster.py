@@ -2,29 +2,37 @@
 RM's classpath and its keys in the RM's yarn-site.xml, docs/plugin.md).
 
 A served table's rule keeps a queue's applications off a host from their first container
-(the RM offers the host and the plug-in refuses: its JMX counters say so); with the table
-past its TTL, or the advisor's endpoint gone mid-run, the RM schedules as YARN does (the
-plug-in counts fall-backs, vetoes nothing) and the application finishes."""
+(the RM offers the host and the plug-in refuses: its JMX counters say so); Matchmaking's
+``local_only`` makes every map of a wordcount node-local where YARN's default places some
+rack-local; the table's ranks decide which of two contending applications of a queue gets
+the freed cluster first, and a stale table leaves YARN's FIFO order; with the table past its
+TTL, or the advisor's endpoint gone mid-run, the RM schedules as YARN does (the plug-in
+counts fall-backs, vetoes nothing) and the application finishes.
+
+The small NodeManager runs at ``localhost``: the host that a local file's splits name, so
+the maps of a job over ``file://`` input ask for that node (and its rack, the only one)."""
 
 from __future__ import annotations
 
 import shutil
 import tempfile
-import threading
 import time
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.error import HTTPError
 
 import pytest
-from rmplugin import build
-from yarnmini import MiniCluster
+from rmplugin import TableServer, build
+from yarnmini import MiniCluster, NodeSpec, SubmittedApp
 
 from yarn_advisor.advisor.model.decision_table import (
     Allow,
+    AppDecisions,
     Decisions,
     DecisionTable,
+    Hold,
+    LocalOnly,
     Match,
     Reason,
     RequestDecision,
@@ -33,43 +41,16 @@ from yarn_advisor.advisor.model.decision_table import (
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
 MBEAN = "Hadoop:service=ResourceManager,name=AdvisorPlugin"
-
-
-class TableServer:
-    """The advisor's /decision-table endpoint: the Python side's own serialization of the
-    table it holds (404 without one), as advisor/observe/server.py serves it."""
-
-    def __init__(self) -> None:
-        self.body: bytes | None = None
-        outer = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                body = outer.body
-                if body is None:
-                    self.send_response(404)
-                    self.end_headers()
-                    return
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/decision-table"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def serve(self, table: DecisionTable | None) -> None:
-        self.body = None if table is None else table.dumps().encode()
-
-    def kill(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
+ORDERING = "io.github.yarnadvisor.plugin.AdvisorOrderingPolicy"
+# one user may fill the cluster from any queue; queue etl orders its apps by the table's
+# ranks; a heartbeat places many off-switch containers (YARN's default: one), so the
+# cluster goes to the first application of the order within a heartbeat or two
+SCHEDULER = {
+    **{f"yarn.scheduler.capacity.root.{q}.user-limit-factor": 10
+       for q in ("default", "etl", "adhoc")},
+    "yarn.scheduler.capacity.root.etl.ordering-policy": ORDERING,
+    "yarn.scheduler.capacity.per-node-heartbeat.maximum-offswitch-assignments": 40,
+}
 
 
 @pytest.fixture(scope="module")
@@ -83,7 +64,9 @@ def advisor() -> Iterator[TableServer]:
 def plugin_cluster(advisor: TableServer) -> Iterator[MiniCluster]:
     jar = build()
     cluster = MiniCluster(Path(tempfile.mkdtemp(prefix="yarn-mini-plugin-")),
-                          rm_classpath=(str(jar),),
+                          nodes=(NodeSpec(6144, 6), NodeSpec(3072, 3)),
+                          node_hosts=("127.0.0.2", "localhost"),
+                          rm_classpath=(str(jar),), scheduler_conf=SCHEDULER,
                           extra_conf={
                               "yarn.scheduler.app-placement-allocator.class":
                                   "io.github.yarnadvisor.plugin.AdvisorPlacementAllocator",
@@ -156,7 +139,7 @@ def run_watching(cluster: MiniCluster, containers: int) -> tuple[str, dict[str, 
 
 def test_a_served_rule_keeps_an_app_off_a_host_from_its_first_container(
         plugin_cluster: MiniCluster, advisor: TableServer) -> None:
-    big, small = sorted(nodes(plugin_cluster))  # 127.0.0.2 (6 GiB), 127.0.0.3 (3 GiB)
+    big, small = sorted(nodes(plugin_cluster))  # 127.0.0.2 (6 GiB), localhost (3 GiB)
     advisor.serve(keep_off(small, int(time.time() * 1000)))
     wait_for(lambda: jmx(plugin_cluster)["TableStatus"] == "ok", "the plug-in to take the table")
     vetoes0 = jmx(plugin_cluster)["Vetoes.anacrac.host"]
@@ -166,6 +149,140 @@ def test_a_served_rule_keeps_an_app_off_a_host_from_its_first_container(
     after = jmx(plugin_cluster)
     assert after["Vetoes.anacrac.host"] > vetoes0  # the RM offered the big node: refused
     assert after["TableSeq"] == 1 and after["TableLeader"] == "test-advisor"
+
+
+# --- Matchmaking: node-local maps ------------------------------------------------------
+MAPS = 16
+JOB_COUNTERS = "org.apache.hadoop.mapreduce.JobCounter"
+
+
+def local_only(seq: int, generated_at_ms: int) -> DecisionTable:
+    """Matchmaking's table part (advisor/policies/matchmaking/decisions.py: one rule per
+    leaf queue, every request priority), here for queue default and without a skip budget:
+    a request with host asks is placed only where one of them is local."""
+    rule = Rule(Match(queue="default"), (RequestDecision(
+        None, local_only=LocalOnly(Reason.MATCHMAKING_NONLOCAL, frozenset(), None)),))
+    return DecisionTable(seq=seq, generated_at_ms=generated_at_ms, ttl_ms=600_000,
+                         leader="test-advisor", decisions=Decisions(rules=(rule,)))
+
+
+def history(cluster: MiniCluster, path: str) -> Any:
+    """A JobHistory REST body, None while the job is not there yet."""
+    try:
+        return cluster.read(f"{cluster.jhs_url}/ws/v1/history/mapreduce/jobs/{path}")
+    except HTTPError:
+        return None
+
+
+def wordcount_locality(cluster: MiniCluster, inputs: Path, out: str) -> tuple[dict[str, int],
+                                                                             dict[str, int]]:
+    """Run a wordcount over ``inputs`` (one split per file); its map locality counters and
+    the hosts its maps ran on (map attempts per host), both from the JobHistoryServer."""
+    app = cluster.example_job("wordcount", inputs.as_uri(), (cluster.workdir / out).as_uri(),
+                              queue="default", conf={"mapreduce.job.reduces": 1})
+    assert app.wait(600) == 0, app.log.read_text()[-3000:]
+    job = app.app_id.replace("application_", "job_")
+    body = wait_for(lambda: history(cluster, f"{job}/counters"), f"{job} in JobHistory")
+    group = next(g for g in body["jobCounters"]["counterGroup"]
+                 if g["counterGroupName"] == JOB_COUNTERS)
+    counters = {c["name"]: int(c["totalCounterValue"]) for c in group["counter"]}
+    hosts: dict[str, int] = {}
+    for task in history(cluster, f"{job}/tasks?type=m")["tasks"]["task"]:
+        attempts = history(cluster, f"{job}/tasks/{task['id']}/attempts")
+        for a in attempts["taskAttempts"]["taskAttempt"]:
+            host = str(a["nodeHttpAddress"]).rsplit(":", 1)[0]
+            hosts[host] = hosts.get(host, 0) + 1
+    return counters, hosts
+
+
+def test_matchmaking_local_only_makes_maps_node_local_where_yarns_default_does_not(
+        plugin_cluster: MiniCluster, advisor: TableServer) -> None:
+    inputs = plugin_cluster.workdir / "wordcount-in"
+    inputs.mkdir(exist_ok=True)
+    for i in range(MAPS):  # small files: one split (one map) each, all local to localhost
+        (inputs / f"part-{i:02d}.txt").write_text(f"split {i} of the matchmaking test\n" * 50)
+    advisor.serve(None)  # YARN's default: the plug-in is loaded and has no table
+    wait_for(lambda: jmx(plugin_cluster)["TableStatus"] == "withdrawn", "no table")
+    default, default_hosts = wordcount_locality(plugin_cluster, inputs, "out-default")
+    assert default["TOTAL_LAUNCHED_MAPS"] == MAPS
+    # the small node holds at most 6 maps at a time; YARN's delay (node-locality-delay
+    # capped at the node count, 2) sends the others to the big node, rack-local
+    assert default.get("RACK_LOCAL_MAPS", 0) > 0, (default, default_hosts)
+    assert default_hosts.get("127.0.0.2", 0) > 0, default_hosts
+
+    advisor.serve(local_only(2, int(time.time() * 1000)))
+    wait_for(lambda: jmx(plugin_cluster)["TableSeq"] == 2, "the plug-in to take the table")
+    vetoes0 = jmx(plugin_cluster)["Vetoes.matchmaking.nonlocal"]
+    table, table_hosts = wordcount_locality(plugin_cluster, inputs, "out-table")
+    assert table["TOTAL_LAUNCHED_MAPS"] == MAPS
+    assert table["DATA_LOCAL_MAPS"] == MAPS, (table, table_hosts)
+    assert table.get("RACK_LOCAL_MAPS", 0) == 0
+    assert table_hosts == {"localhost": MAPS}
+    assert jmx(plugin_cluster)["Vetoes.matchmaking.nonlocal"] > vetoes0  # the big node asked
+    advisor.serve(None)
+
+
+# --- the application order -------------------------------------------------------------
+TASKS = 1  # the request priority of the contending apps' shell containers (their AM's: 0)
+
+
+def running(cluster: MiniCluster, app_id: str) -> tuple[str, int]:
+    a = cluster.read(f"{cluster.rm_url}/ws/v1/cluster/apps/{app_id}")["app"]
+    return str(a["state"]), int(a.get("runningContainers") or 0)
+
+
+def held(seq: int) -> DecisionTable:
+    """Queue etl's tasks wait (the AMs do not): the start line of the contention."""
+    rule = Rule(Match(queue="etl"), (RequestDecision(TASKS, hold=Hold(Reason.HASTE_HOLDBACK)),))
+    return DecisionTable(seq=seq, generated_at_ms=int(time.time() * 1000), ttl_ms=600_000,
+                         leader="test-advisor", decisions=Decisions(rules=(rule,)))
+
+
+def ranked(seq: int, generated_at_ms: int, first: str, second: str) -> DecisionTable:
+    apps = {first: AppDecisions(rank=0), second: AppDecisions(rank=1)}
+    return DecisionTable(seq=seq, generated_at_ms=generated_at_ms, ttl_ms=600_000,
+                         leader="test-advisor", decisions=Decisions(apps=apps))
+
+
+def contend(cluster: MiniCluster, advisor: TableServer, seq: int, age_ms: int) -> str:
+    """Two applications of queue etl, b submitted before c, each asking for more than the
+    whole cluster; both AMs run and their tasks are held until the table ranking c first
+    (``age_ms`` old) replaces the hold. Which app gets the cluster: the one whose tasks
+    ran while the other held only its AM ("b" or "c")."""
+    advisor.serve(held(seq))
+    wait_for(lambda: jmx(cluster)["TableSeq"] == seq, "the plug-in to hold etl's tasks")
+    apps: dict[str, SubmittedApp] = {}
+    for name in ("b", "c"):  # 17 tasks of 512 MiB: the cluster fits 16 or 17 beside 2 AMs
+        apps[name] = cluster.distributed_shell(queue="etl", containers=17, container_mb=512,
+                                               command="sleep 8", name=f"order-{name}",
+                                               task_priority=TASKS)
+        app_id = apps[name].app_id
+        wait_for(lambda a=app_id: running(cluster, a) == ("RUNNING", 1), f"{name}'s AM")
+    b, c = apps["b"].app_id, apps["c"].app_id
+    time.sleep(2)  # heartbeats that offer both apps the nodes
+    assert running(cluster, b)[1] == running(cluster, c)[1] == 1  # held, asking
+    advisor.serve(ranked(seq + 1, int(time.time() * 1000) - age_ms, first=c, second=b))
+    winner = ""
+    deadline = time.monotonic() + 180
+    while not winner and time.monotonic() < deadline:
+        nb, nc = running(cluster, b)[1], running(cluster, c)[1]
+        if nb >= 9 or nc >= 9:  # one app got half the cluster
+            assert min(nb, nc) <= 1, (nb, nc)  # the other still has only its AM
+            winner = "b" if nb > nc else "c"
+        time.sleep(0.2)
+    assert winner, "no application got the cluster"
+    for app in apps.values():
+        wait_for(lambda a=app.app_id: running(cluster, a)[0] == "FINISHED", "the app", 300)
+        app.wait(60)
+    return winner
+
+
+def test_the_tables_ranks_decide_which_app_gets_the_cluster_and_stale_ranks_are_fifo(
+        plugin_cluster: MiniCluster, advisor: TableServer) -> None:
+    assert contend(plugin_cluster, advisor, seq=3, age_ms=0) == "c"
+    # the same ranks past their TTL: YARN's FIFO order (b was submitted first)
+    assert contend(plugin_cluster, advisor, seq=5, age_ms=700_000) == "b"
+    advisor.serve(None)
 
 
 def test_a_stale_table_or_a_killed_advisor_is_yarns_default(

@@ -1,5 +1,6 @@
 """The RM plug-in's jar (rm-plugin/, docs/plugin.md) for the tests and benches: where it is,
-building it when its sources are newer, running its JUnit tests and its precheck bench.
+building it when its sources are newer, running its JUnit tests and its precheck bench; and
+:class:`TableServer`, a stand-in of the advisor's ``/decision-table`` endpoint.
 
 Maven runs offline here (``-o``): ``.ci/setup`` built the jar once online, which put the
 build plugins and the Hadoop 3.4.2 jars in ``~/.m2``.
@@ -7,13 +8,18 @@ build plugins and the Hadoop 3.4.2 jars in ``~/.m2``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 from yarnmini import classpath, java_home
+
+from yarn_advisor.advisor.model.decision_table import DecisionTable
 
 ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "rm-plugin"
@@ -56,3 +62,42 @@ def precheck_bench(runs: int, calls: int, timeout: float = 900) -> dict[str, Any
     line = next(x for x in reversed(out.stdout.splitlines()) if x.startswith("{"))
     result: dict[str, Any] = json.loads(line)
     return result
+
+
+class TableServer:
+    """The advisor's /decision-table endpoint: the Python side's own serialization of the
+    table it holds (404 without one), as advisor/observe/server.py serves it."""
+
+    def __init__(self) -> None:
+        self.body: bytes | None = None
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                body = outer.body
+                if body is None:
+                    self.send_response(404)
+                    self.end_headers()
+                    return
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                # a poll that timed out has closed its end: the plug-in counts it, not us
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(body)
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/decision-table"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def serve(self, table: DecisionTable | None) -> None:
+        self.body = None if table is None else table.dumps().encode()
+
+    def kill(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -69,6 +69,7 @@ NM_CLASS = "org.apache.hadoop.yarn.server.nodemanager.NodeManager"
 JHS_CLASS = "org.apache.hadoop.mapreduce.v2.hs.JobHistoryServer"
 SLEEP_JOB = "org.apache.hadoop.mapreduce.SleepJob"
 DSHELL = "org.apache.hadoop.yarn.applications.distributedshell.Client"
+EXAMPLES = "org.apache.hadoop.examples.ExampleDriver"
 TRACE_BUILDER = "org.apache.hadoop.tools.rumen.TraceBuilder"
 ANONYMIZER = "org.apache.hadoop.tools.rumen.Anonymizer"
 
@@ -183,6 +184,11 @@ class MiniCluster:
     kerberos: KerberosSetup | None = None
     # jars on the ResourceManager's classpath only, before Hadoop's (the RM plug-in's)
     rm_classpath: tuple[str, ...] = ()
+    # a NodeManager's address instead of 127.0.0.<i+2> (``localhost``: the host a local
+    # file's splits name, so MapReduce maps over file:// input have a node-local ask there)
+    node_hosts: tuple[str, ...] = ()
+    # capacity-scheduler.xml entries beside the queues' defaults (read at the RM's start)
+    scheduler_conf: dict[str, object] = field(default_factory=dict)
     procs: list[subprocess.Popen[bytes]] = field(default_factory=list)
     ports: dict[str, int] = field(default_factory=dict)
     clients: list[subprocess.Popen[str]] = field(default_factory=list)
@@ -256,7 +262,7 @@ class MiniCluster:
         return write_conf_dir(
             self.workdir / "conf" / name,
             {"core-site": core, "yarn-site": yarn, "mapred-site": mapred,
-             "capacity-scheduler": capacity_scheduler(max_am_share=0.5)},
+             "capacity-scheduler": capacity_scheduler(max_am_share=0.5) | self.scheduler_conf},
             "log4j.rootLogger=INFO,console\n" + LOG4J_CONSOLE)
 
     # --- Kerberos (only with ``kerberos`` set) ----------------------------
@@ -362,7 +368,7 @@ class MiniCluster:
         rm_cp = ":".join((*self.rm_classpath, cp))
         self._spawn("rm", RM_CLASS, self._write_conf("rm", yarn, mapred), rm_cp, heap="768m")
         for i, spec in enumerate(self.nodes):
-            host = f"127.0.0.{i + 2}"
+            host = self.node_hosts[i] if i < len(self.node_hosts) else f"127.0.0.{i + 2}"
             nm = yarn | {
                 "yarn.nodemanager.hostname": host,
                 "yarn.nodemanager.address": f"{host}:0",
@@ -575,16 +581,28 @@ class MiniCluster:
             args += ["-name", name]
         return self._await_app_id(self._client(args, "sleep", user))
 
+    def example_job(self, program: str, *args: str, queue: str = "default",
+                    conf: dict[str, object] | None = None) -> SubmittedApp:
+        """Submit a program of hadoop-mapreduce-examples (``wordcount IN OUT``, ...);
+        returns once the RM knows its id."""
+        d: dict[str, object] = {"mapreduce.job.queuename": queue, **(conf or {})}
+        argv = [EXAMPLES, program, *(a for k, v in d.items() for a in ("-D", f"{k}={v}")),
+                *args]
+        return self._await_app_id(self._client(argv, program))
+
     def distributed_shell(self, *, queue: str = "adhoc", containers: int = 2,
                           command: str = "sleep 30", container_mb: int = 256,
                           container_vcores: int = 1, master_mb: int = 256,
-                          name: str = "dshell", priority: int = 0) -> SubmittedApp:
-        """Submit a real distributed-shell application."""
+                          name: str = "dshell", priority: int = 0,
+                          task_priority: int = 0) -> SubmittedApp:
+        """Submit a real distributed-shell application (``task_priority``: the request
+        priority of its shell containers; its AM's is 0)."""
         jar = next(p for p in classpath().split(":") if "distributedshell" in p)
         args = [DSHELL, "-jar", jar, "-shell_command", command,
                 "-num_containers", str(containers), "-container_memory", str(container_mb),
                 "-container_vcores", str(container_vcores), "-master_memory", str(master_mb),
-                "-queue", queue, "-appname", name, "-priority", str(priority)]
+                "-queue", queue, "-appname", name, "-priority", str(priority),
+                "-shell_cmd_priority", str(task_priority)]
         return self._await_app_id(self._client(args, "dshell"))
 
 

@@ -123,6 +123,8 @@ class SlsCluster:
     nm_utilization_ratio: float = 0.5  # see slsconf.SimSettings
     rm_web_port: int = 0  # 0: a free loopback port
     extra_conf: dict[str, object] = field(default_factory=dict)
+    # jars before SLS's own on the RM's classpath (the RM plug-in's)
+    rm_classpath: tuple[str, ...] = ()
     proc: subprocess.Popen[bytes] | None = None
     ports: dict[str, int] = field(default_factory=dict)
     sim_nodes: list[SimNode] = field(default_factory=list)
@@ -186,7 +188,8 @@ class SlsCluster:
         cmd = ["java", f"-Xmx{self.heap_mb}m", *JDK17_OPENS,
                f"-Djdk.net.hosts.file={self._write_hosts()}",
                f"-Dhadoop.log.dir={self.workdir}/logs",
-               "-cp", f"{self.conf_dir}:{classes}:{cp}", "SlsLauncher", str(self.output_dir),
+               "-cp", ":".join((str(self.conf_dir), *self.rm_classpath, str(classes), cp)),
+               "SlsLauncher", str(self.output_dir),
                str(manifest_path(self.trace_file)),
                "-tracetype", "RUMEN", "-tracelocation", str(self.trace_file),
                "-nodes", str(self.nodes_file), "-output", str(self.output_dir)]
