@@ -22,6 +22,8 @@ scratch.
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import islice
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -64,11 +66,31 @@ _TaskEntry = tuple[str, tuple[str, int, SimContainer | None] | None, Task | None
 class _Reuse:
     """What the previous snapshot of one simulation built that may still hold."""
 
-    __slots__ = ("nodes", "tasks")
+    __slots__ = ("done", "live", "nodes", "seen", "tasks")
 
     def __init__(self) -> None:
         self.nodes: dict[SimNode, tuple[_NodeKey, Node]] = {}
         self.tasks: dict[SimTask, _TaskEntry] = {}
+        self.seen = 0  # apps of the simulation looked at so far (in submission order)
+        self.live: list[SimApp] = []  # those still live at the previous snapshot
+        self.done: Counter[str] = Counter()  # the others, by final state
+
+    def live_apps(self, sim: Simulation) -> list[SimApp]:
+        """The live apps in submission order, as ``[a for a in sim.apps.values() if
+        a.state in LIVE]``, without looking again at apps that ended (an app that
+        leaves the live states never returns to them; a day of jobs is thousands of
+        ended apps looked at every cycle)."""
+        apps = sim.apps
+        fresh = list(islice(apps.values(), self.seen, None)) if len(apps) > self.seen else []
+        self.seen = len(apps)
+        live = []
+        for a in (*self.live, *fresh):
+            if a.state in LIVE:
+                live.append(a)
+            else:
+                self.done[a.state] += 1
+        self.live = live
+        return live
 
 
 _REUSE: WeakKeyDictionary[Simulation, _Reuse] = WeakKeyDictionary()
@@ -85,7 +107,7 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
     reuse = _REUSE.get(sim)
     if reuse is None:
         reuse = _REUSE[sim] = _Reuse()
-    live = [a for a in sim.apps.values() if a.state in LIVE]
+    live = reuse.live_apps(sim)
     running = [a for a in live if a.state in ("RUNNING", "FINISHING")]
     nodes = [_node(n, ts, now, reuse.nodes) for n in rm.nodes]
     containers = [_container(c, ts, now) for a in running for c in a.containers.values()]
@@ -103,11 +125,11 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
         taken_at=ts + now, rm_url=RM_URL,
         cluster=ClusterInfo(ts, "STARTED", "STANDBY" if rm.standby else "ACTIVE", "3.4.2",
                             "3.4.2", ts),
-        metrics=_metrics(sim, total_mem, total_vc),
+        metrics=_metrics(sim, live, reuse.done, total_mem, total_vc),
         scheduler_type=sim.scheduler.type_name, queues=queues, nodes=nodes,
         apps=[_app(a, ts, now, total_mem) for a in live], containers=containers,
         jobs=jobs, tasks=tasks, finished_tasks=finished,
-        queue_metrics=_queue_metrics(sim, queues),
+        queue_metrics=_queue_metrics(sim, live, queues),
         sources={"rm": True, "containers": True, "nm_jmx": True, "rm_jmx": True,
                  "scheduler_conf": sim.scheduler.type_name == "capacityScheduler",
                  "rm_conf": True, "mapreduce": True, "history": True},
@@ -137,18 +159,17 @@ def _node(n: SimNode, ts: int, now: int, reuse: dict[SimNode, tuple[_NodeKey, No
     return node
 
 
-def _metrics(sim: Simulation, total_mem: int, total_vc: int) -> ClusterMetrics:
-    apps = list(sim.apps.values())
+def _metrics(sim: Simulation, live: list[SimApp], done: Counter[str], total_mem: int,
+             total_vc: int) -> ClusterMetrics:
     rm = sim.rm
     alloc_mem = sum(n.alloc_mem for n in rm.nodes)
     alloc_vc = sum(n.alloc_vc for n in rm.nodes)
     reserved = [n.reserved for n in rm.nodes if n.reserved is not None]
     return ClusterMetrics(
-        apps_submitted=len(apps), apps_completed=sum(a.state == "FINISHED" for a in apps),
-        apps_pending=sum(a.state in ("NEW", "SUBMITTED", "ACCEPTED") for a in apps),
-        apps_running=sum(a.state in ("RUNNING", "FINISHING") for a in apps),
-        apps_failed=sum(a.state == "FAILED" for a in apps),
-        apps_killed=sum(a.state == "KILLED" for a in apps),
+        apps_submitted=len(sim.apps), apps_completed=done["FINISHED"],
+        apps_pending=sum(a.state in ("NEW", "SUBMITTED", "ACCEPTED") for a in live),
+        apps_running=sum(a.state in ("RUNNING", "FINISHING") for a in live),
+        apps_failed=done["FAILED"], apps_killed=done["KILLED"],
         total=Resources(total_mem, total_vc), allocated=Resources(alloc_mem, alloc_vc),
         available=Resources(total_mem - alloc_mem, total_vc - alloc_vc),
         reserved=Resources(sum(r.mem for r in reserved), sum(r.vc for r in reserved)),
@@ -316,13 +337,13 @@ def _queue(v: QueueView) -> Queue:
         fair_share=Resources(*v.fair_share), max_share=Resources(*v.max_share))
 
 
-def _queue_metrics(sim: Simulation, queues: list[Queue]) -> list[QueueMetricsBean]:
+def _queue_metrics(sim: Simulation, live: list[SimApp], queues: list[Queue]
+                   ) -> list[QueueMetricsBean]:
     out = []
     rm = sim.rm
     by_queue: dict[str, list[SimApp]] = {}
-    for a in sim.apps.values():
-        if a.state in LIVE:
-            by_queue.setdefault(f"root.{a.queue}", []).append(a)
+    for a in live:
+        by_queue.setdefault(f"root.{a.queue}", []).append(a)
     root_agg = [0, 0, 0, 0]
     for q in queues:
         if not q.is_leaf:
