@@ -59,8 +59,10 @@ _STARTED = ("RUNNING", "SUCCEEDED")  # a task's Task moves with the clock only o
 
 # a node's state and use -> its Node's parts that follow from them
 _NodeKey = tuple[str, int, int, int, float, int, int, int, str]
-# a task -> its id, and (for a task not started) what its Task follows from, and that Task
-_TaskEntry = tuple[str, tuple[str, int, SimContainer | None] | None, Task | None]
+# a task -> its id, and (for a task not started, or one that succeeded) what its Task
+# follows from, and that Task
+_TaskEntry = tuple[str, tuple[str, int, SimContainer | None] |
+                   tuple[str, int, SimContainer | None, int] | None, Task | None]
 
 
 class _Reuse:
@@ -290,6 +292,17 @@ def _live_task(app: SimApp, t: SimTask, ts: int, now: int, before: dict[SimTask,
     long as its state, attempt and container do (nothing else of it shows)."""
     entry = before.get(t)
     tid = entry[0] if entry is not None else app.task_id(t)
+    if t.state == "SUCCEEDED":  # only its elapsed time moves (a live app's task has no end)
+        done_key = ("SUCCEEDED", t.attempt, t.container, t.start_ms)
+        if entry is not None and entry[1] == done_key and entry[2] is not None:
+            o = entry[2]
+            task = Task(o.id, o.job_id, o.app_id, o.type, o.state, o.progress, o.start_time,
+                        o.finish_time, now - t.start_ms if t.start_ms else 0, o.phase,
+                        o.node_id, o.container_id, o.attempt_id)
+        else:
+            task = _task(app, t, ts, now, None, tid)
+        now_listed[t] = (tid, done_key, task)
+        return task
     if t.state in _STARTED:
         now_listed[t] = (tid, None, None)
         return _task(app, t, ts, now, None, tid)
