@@ -113,7 +113,8 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
     running = [a for a in live if a.state in ("RUNNING", "FINISHING")]
     nodes = [_node(n, ts, now, reuse.nodes) for n in rm.nodes]
     containers = [_container(c, ts, now) for a in running for c in a.containers.values()]
-    jobs = [_job(a, ts, now) for a in running if a.job.app_type == "MAPREDUCE"]
+    sums = {a: _sums(a) for a in running}
+    jobs = [_job(a, ts, now, sums[a]) for a in running if a.job.app_type == "MAPREDUCE"]
     before, reuse.tasks = reuse.tasks, {}  # keep only the tasks listed now
     tasks = [_live_task(a, t, ts, now, before, reuse.tasks) for a in running
              if a.job.app_type == "MAPREDUCE"
@@ -129,7 +130,7 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
                             "3.4.2", ts),
         metrics=_metrics(sim, live, reuse.done, total_mem, total_vc),
         scheduler_type=sim.scheduler.type_name, queues=queues, nodes=nodes,
-        apps=[_app(a, ts, now, total_mem) for a in live], containers=containers,
+        apps=[_app(a, ts, now, total_mem, sums.get(a)) for a in live], containers=containers,
         jobs=jobs, tasks=tasks, finished_tasks=finished,
         queue_metrics=_queue_metrics(sim, live, queues),
         sources={"rm": True, "containers": True, "nm_jmx": True, "rm_jmx": True,
@@ -197,14 +198,48 @@ def _requests(app: SimApp) -> tuple[ResourceRequest, ...]:
     return tuple(out)
 
 
-def _progress(app: SimApp) -> float:
+# one stage's tasks in one pass: (progress summed onto a start, as sum() adds in order;
+# progress summed from 0; succeeded; their run time; running; not started)
+_StageSums = tuple[float, float, int, int, int, int]
+_NOT_STARTED = ("NEW", "PENDING", "ASSIGNED")
+
+
+def _stage(tasks: list[SimTask], acc: float) -> _StageSums:
+    own: float = 0
+    done = dtime = running = pending = 0
+    for t in tasks:
+        st = t.state
+        if st == "SUCCEEDED":
+            p = 1.0
+            done += 1
+            dtime += t.finish_ms - t.start_ms
+        elif st == "RUNNING":
+            p = t.progress
+            running += 1
+        else:
+            p = 0.0
+            if st in _NOT_STARTED:
+                pending += 1
+        acc += p
+        own += p
+    return acc, own, done, dtime, running, pending
+
+
+def _sums(app: SimApp) -> tuple[_StageSums, _StageSums]:
+    """The maps' and the reduces' sums of a running app (what its App and MRJob show)."""
+    m = _stage(app.maps, 0)
+    return m, _stage(app.reduces, m[0])
+
+
+def _progress(app: SimApp, sums: tuple[_StageSums, _StageSums] | None) -> float:
     n = len(app.maps) + len(app.reduces)
-    if not n or app.state not in ("RUNNING", "FINISHING"):
+    if not n or sums is None:
         return 0.0
-    return 100.0 * sum(t.progress for t in [*app.maps, *app.reduces]) / n
+    return 100.0 * sums[1][0] / n
 
 
-def _app(app: SimApp, ts: int, now: int, total_mem: int) -> App:
+def _app(app: SimApp, ts: int, now: int, total_mem: int,
+         sums: tuple[_StageSums, _StageSums] | None) -> App:
     am = app.am_task.container
     held_mem = sum(c.mem * (now - c.allocated_ms) for c in app.containers.values())
     held_vc = sum(c.vc * (now - c.allocated_ms) for c in app.containers.values())
@@ -212,7 +247,7 @@ def _app(app: SimApp, ts: int, now: int, total_mem: int) -> App:
         id=app.id, name=app.name, user=app.user, queue=f"root.{app.queue}",
         type=app.job.app_type, tags=app.tags, state=app.state if app.state != "FINISHING"
         else "RUNNING", final_status="UNDEFINED", priority=app.priority,
-        progress=round(_progress(app), 3), started_time=ts + app.submit_ms, finished_time=0,
+        progress=round(_progress(app, sums), 3), started_time=ts + app.submit_ms, finished_time=0,
         elapsed_time=now - app.submit_ms, allocated=Resources(app.alloc_mem, app.alloc_vc),
         reserved=Resources(0, 0), running_containers=len(app.containers),
         am_host_http_address=am.node.http_address if am is not None else "",
@@ -258,27 +293,19 @@ def _usage(c: SimContainer, now: int) -> ContainerUsage | None:
         samples=max(1, (now - c.started_ms) // 1000))
 
 
-def _job(app: SimApp, ts: int, now: int) -> MRJob:
-    done_m = [t for t in app.maps if t.state == "SUCCEEDED"]
-    done_r = [t for t in app.reduces if t.state == "SUCCEEDED"]
-
-    def avg(ts_: list[SimTask]) -> int:
-        return sum(t.finish_ms - t.start_ms for t in ts_) // len(ts_) if ts_ else 0
-
-    def prog(ts_: list[SimTask]) -> float:
-        return 100.0 * sum(t.progress for t in ts_) / len(ts_) if ts_ else 100.0
-
+def _job(app: SimApp, ts: int, now: int, sums: tuple[_StageSums, _StageSums]) -> MRJob:
+    (_, own_m, done_m, time_m, run_m, pend_m), (_, own_r, done_r, time_r, run_r, pend_r) = sums
+    n_m, n_r = len(app.maps), len(app.reduces)
     return MRJob(
         id=app.job_id, app_id=app.id, name=app.name, user=app.user, queue=f"root.{app.queue}",
         state="RUNNING", start_time=ts + app.registered_ms, finish_time=0,
-        maps_total=len(app.maps), maps_completed=len(done_m), reduces_total=len(app.reduces),
-        reduces_completed=len(done_r),
-        maps_running=sum(t.state == "RUNNING" for t in app.maps),
-        reduces_running=sum(t.state == "RUNNING" for t in app.reduces),
-        maps_pending=sum(t.state in ("NEW", "PENDING", "ASSIGNED") for t in app.maps),
-        reduces_pending=sum(t.state in ("NEW", "PENDING", "ASSIGNED") for t in app.reduces),
-        map_progress=round(prog(app.maps), 3), reduce_progress=round(prog(app.reduces), 3),
-        avg_map_time=avg(done_m), avg_reduce_time=avg(done_r))
+        maps_total=n_m, maps_completed=done_m, reduces_total=n_r, reduces_completed=done_r,
+        maps_running=run_m, reduces_running=run_r, maps_pending=pend_m,
+        reduces_pending=pend_r,
+        map_progress=round(100.0 * own_m / n_m if n_m else 100.0, 3),
+        reduce_progress=round(100.0 * own_r / n_r if n_r else 100.0, 3),
+        avg_map_time=time_m // done_m if done_m else 0,
+        avg_reduce_time=time_r // done_r if done_r else 0)
 
 
 def _known_id(t: SimTask, known: dict[SimTask, _TaskEntry]) -> str:
