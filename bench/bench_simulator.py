@@ -1,23 +1,36 @@
 """Speed of the simulator on a day of Facebook jobs (run: python bench/bench_simulator.py).
 
-The workload is SWIM's FB-2009 day (24 one-hour samples, 5,894 jobs, about
-206,000 maps and 22,500 reduces) on its 600 nodes, read by
+The workload is a SWIM day (default FB-2009: 24 one-hour samples, 5,894 jobs,
+about 206,000 maps and 22,500 reduces) on its 600 nodes, read by
 ``readers.swim`` (tasks and times as that module documents), under the
-baseline CapacityScheduler. Prints, per run and as the median of ``--runs``
-runs: wall time, events processed, events per second and simulated seconds
-per wall second. With ``--snapshot-every S`` each run also builds the
-advisor's Snapshot every S simulated seconds (what the sidecar mode will do
-before its engine runs) and reports how long those took: the simulator's
-share of a sidecar run. ``--json`` prints one object.
+baseline CapacityScheduler, in each of ``--modes`` (``baseline``: the
+scheduler alone; ``sidecar``: the advisor's daemon beside it every cycle).
+Prints, per mode, the median of ``--runs`` runs: wall time, events and tasks
+processed, events per second and tasks per second (tasks: maps and reduces of
+the jobs run; a task run again after a kill counts once).
+
+``--before REF`` measures the same runs on git revision REF (a detached
+``git worktree`` in a scratch directory, imported in place of this tree) and
+on this tree, alternating run by run so both see the same load, and prints
+the speed-up (after / before tasks per second). ``--scale 1000,10000,...``
+adds the scaling table: the first jobs of the trace up to that many tasks,
+per mode. ``--max-jobs`` cuts the trace. With ``--snapshot-every S`` a
+baseline run also builds the advisor's Snapshot every S simulated seconds and
+reports how long those took. ``--json`` prints one object.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+import tomllib
 from pathlib import Path
 from typing import Any
 
@@ -25,44 +38,151 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from yarn_advisor.simulator.readers.common import TraceOptions
 from yarn_advisor.simulator.readers.swim import read_swim
+from yarn_advisor.simulator.sidecar import run_sidecar
 from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.snapshot import snapshot
+from yarn_advisor.simulator.spec import Workload
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "swim"
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "swim"
+if not DATA.is_dir():  # a worktree beside the main one
+    DATA = Path("/work/shared/data/swim")
 TRACE = DATA / "FB-2009_samples_24_times_1hr_0.tsv"
+MODES = ("baseline", "sidecar")
 
 
-def one_run(args: argparse.Namespace) -> dict[str, Any]:
-    wl = read_swim(args.trace, TraceOptions(nodes=args.nodes), max_jobs=args.max_jobs)
-    sim = Simulation(wl, scheduler=args.scheduler)
+def _tasks(wl: Workload) -> int:
+    return sum((j.maps.tasks if j.maps else 0) + (j.reduces.tasks if j.reduces else 0)
+               for j in wl.jobs)
+
+
+def _first_tasks(wl: Workload, n: int) -> Workload:
+    """The first jobs of ``wl`` (in submission order) up to ``n`` tasks."""
+    jobs, total = [], 0
+    for j in sorted(wl.jobs, key=lambda j: j.submit_ms):
+        if total >= n:
+            break
+        jobs.append(j)
+        total += (j.maps.tasks if j.maps else 0) + (j.reduces.tasks if j.reduces else 0)
+    return dataclasses.replace(wl, jobs=tuple(jobs))
+
+
+def one_run(wl: Workload, mode: str, scheduler: str, snapshot_every: float = 0.0
+            ) -> dict[str, Any]:
+    """One run of ``wl`` in ``mode``: its wall time, speed and result."""
     snap_s: list[float] = []
-    sizes: list[int] = []
-    if args.snapshot_every:
-        def hook(s: Simulation) -> None:
-            t = time.perf_counter()
-            snap = snapshot(s)
-            snap_s.append(time.perf_counter() - t)
-            sizes.append(len(snap.tasks))
-        sim.every(int(args.snapshot_every * 1000), hook)
     started = time.perf_counter()
-    report = sim.run()
+    if mode == "sidecar":
+        report, tally, _ = run_sidecar(wl, scheduler)
+        cycles = tally.cycles
+    else:
+        sim = Simulation(wl, scheduler=scheduler)
+        if snapshot_every:
+            def hook(s: Simulation) -> None:
+                t = time.perf_counter()
+                snapshot(s)
+                snap_s.append(time.perf_counter() - t)
+            sim.every(int(snapshot_every * 1000), hook)
+        report = sim.run()
+        cycles = 0
     wall = time.perf_counter() - started
+    tasks = _tasks(wl)
     out: dict[str, Any] = {
-        "wall_s": round(wall, 3), "events": report.events,
+        "mode": mode, "wall_s": round(wall, 3), "events": report.events,
         "events_per_s": round(report.events / wall) if wall else 0,
+        "tasks": tasks, "tasks_per_s": round(tasks / wall) if wall else 0,
         "sim_s": report.makespan_s, "sim_s_per_wall_s": round(report.makespan_s / wall, 1),
         "jobs": report.jobs, "jobs_finished": report.jobs_finished,
-        "tasks": sum((j.maps.tasks if j.maps else 0) + (j.reduces.tasks if j.reduces else 0)
-                     for j in wl.jobs),
         "makespan_s": report.makespan_s, "mean_jct_s": report.mean_jct_s,
-        "locality_rate": report.locality_rate,
+        "kills": report.kills, "cycles": cycles,
     }
-    if args.snapshot_every:
+    if snap_s:
         out |= {"snapshots": len(snap_s), "snapshot_s_total": round(sum(snap_s), 3),
-                "snapshot_ms_mean": round(1000 * statistics.mean(snap_s), 2) if snap_s else 0,
-                "snapshot_ms_max": round(1000 * max(snap_s), 2) if snap_s else 0,
-                "snapshot_tasks_max": max(sizes, default=0)}
+                "snapshot_ms_mean": round(1000 * statistics.mean(snap_s), 2)}
     return out
+
+
+def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The median of each speed figure; the result of the first run, and whether
+    every run gave it."""
+    first = runs[0]
+    out = {k: first[k] for k in ("mode", "events", "tasks", "jobs", "jobs_finished", "sim_s",
+                                 "makespan_s", "mean_jct_s", "kills", "cycles")}
+    for k in ("wall_s", "events_per_s", "tasks_per_s", "sim_s_per_wall_s"):
+        out[k] = statistics.median(r[k] for r in runs)
+    out["wall_s_runs"] = [r["wall_s"] for r in runs]
+    out["same_result_every_run"] = len(
+        {(r["makespan_s"], r["mean_jct_s"], r["events"]) for r in runs}) == 1
+    return out
+
+
+# --- the revision "before": a worktree imported in place of this tree ----------------
+def _shim(tree: Path, into: Path) -> Path:
+    """A folder that imports ``yarn_advisor`` from ``tree``: one link per package folder
+    of ``tree``'s pyproject (the layout the editable install maps)."""
+    dirs = tomllib.loads((tree / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "package-dir"]
+    pkg = into / "yarn_advisor"
+    pkg.mkdir(parents=True)
+    for name in (tree / dirs["yarn_advisor"]).iterdir():
+        (pkg / name.name).symlink_to(name)
+    for mod, folder in dirs.items():
+        if mod != "yarn_advisor":
+            (pkg / mod.split(".", 1)[1]).symlink_to(tree / folder)
+    return into
+
+
+def _child(path: Path | None, argv: list[str]) -> dict[str, Any]:
+    """One measurement in a fresh process; ``path``: import the tree linked there."""
+    env = dict(os.environ)
+    if path is not None:
+        env["PYTHONPATH"] = str(path)
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--one", *argv]
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"bench_simulator: a run failed ({' '.join(cmd)}):\n{done.stderr}")
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def _before_after(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dict[str, Any]:
+    """Every (mode, tasks) case on ``args.before`` and on this tree, run by run
+    alternated, in fresh processes."""
+    scratch = Path(tempfile.mkdtemp(prefix="bench-simulator-"))
+    tree = scratch / "tree"
+    subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q", str(tree),
+                    args.before], check=True)
+    try:
+        link = _shim(tree, scratch / "path")
+        rows = []
+        for mode, n in cases:
+            argv = ["--trace", str(args.trace), "--nodes", str(args.nodes), "--scheduler",
+                    args.scheduler, "--max-jobs", str(args.max_jobs), "--mode", mode,
+                    "--tasks", str(n)]
+            before, after = [], []
+            for _ in range(args.runs):
+                before.append(_child(link, argv))
+                after.append(_child(None, argv))
+            b, a = _median(before), _median(after)
+            rows.append({"mode": mode, "tasks_asked": n, "before": b, "after": a,
+                         "speedup": round(a["tasks_per_s"] / b["tasks_per_s"], 2)
+                         if b["tasks_per_s"] else None,
+                         "same_result": (b["makespan_s"], b["mean_jct_s"], b["events"])
+                         == (a["makespan_s"], a["mean_jct_s"], a["events"])})
+            if not args.json:
+                r = rows[-1]
+                print(f"{mode:8} {b['tasks']:>8} tasks: before {b['wall_s']} s "
+                      f"({b['tasks_per_s']} tasks/s, {b['events_per_s']} events/s), after "
+                      f"{a['wall_s']} s ({a['tasks_per_s']} tasks/s, {a['events_per_s']} "
+                      f"events/s): x{r['speedup']}, same result: {r['same_result']}",
+                      flush=True)
+        return {"before": args.before, "rows": rows}
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+                       check=False)
+
+
+def _load(args: argparse.Namespace) -> Workload:
+    return read_swim(args.trace, TraceOptions(nodes=args.nodes), max_jobs=args.max_jobs)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -70,44 +190,64 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--trace", type=Path, default=TRACE)
     ap.add_argument("--nodes", type=int, default=600)
     ap.add_argument("--scheduler", default="capacity", choices=("capacity", "fair", "fifo"))
+    ap.add_argument("--modes", default="baseline,sidecar")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--max-jobs", type=int, default=0)
+    ap.add_argument("--scale", default="", metavar="N,N,...",
+                    help="the scaling table: the first jobs up to N tasks, per mode")
+    ap.add_argument("--before", default="", metavar="REF",
+                    help="also measure git revision REF (e.g. main) and print the speed-up")
     ap.add_argument("--snapshot-every", type=float, default=0.0, metavar="S")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--mode", default="baseline", help=argparse.SUPPRESS)
+    ap.add_argument("--tasks", type=int, default=0, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    runs = []
-    for i in range(args.runs):
-        runs.append(one_run(args))
+    if not args.trace.is_file():
+        print(f"bench_simulator: {args.trace}: no such file", file=sys.stderr)
+        return 2
+    modes = [m for m in args.modes.split(",") if m]
+    if any(m not in MODES for m in modes):
+        print(f"bench_simulator: --modes takes {', '.join(MODES)}", file=sys.stderr)
+        return 2
+    try:
+        scale = [int(x) for x in args.scale.split(",") if x]
+    except ValueError:
+        print("bench_simulator: --scale takes task counts, e.g. 1000,10000", file=sys.stderr)
+        return 2
+    if args.one:  # one measurement (a child of --before)
+        wl = _load(args)
+        if args.tasks:
+            wl = _first_tasks(wl, args.tasks)
+        print(json.dumps(one_run(wl, args.mode, args.scheduler)))
+        return 0
+    cases = [(m, 0) for m in modes] + [(m, n) for n in scale for m in modes]
+    if args.before:
+        out = _before_after(args, cases) | {"trace": args.trace.name, "nodes": args.nodes,
+                                            "runs": args.runs}
+        if args.json:
+            print(json.dumps(out, sort_keys=True))
+        return 0
+    full = _load(args)
+    summary: dict[str, Any] = {"trace": args.trace.name, "nodes": args.nodes,
+                               "scheduler": args.scheduler, "runs": args.runs,
+                               "modes": {}, "scale": []}
+    for mode, n in cases:
+        wl = _first_tasks(full, n) if n else full
+        runs = [one_run(wl, mode, args.scheduler, args.snapshot_every if mode == "baseline"
+                        else 0.0) for _ in range(args.runs)]
+        med = _median(runs)
+        if n:
+            summary["scale"].append(med | {"tasks_asked": n})
+        else:
+            summary["modes"][mode] = med
         if not args.json:
-            r = runs[-1]
-            extra = (f", {r['snapshots']} snapshots {r['snapshot_s_total']} s "
-                     f"(mean {r['snapshot_ms_mean']} ms, max {r['snapshot_ms_max']} ms)"
-                     if args.snapshot_every else "")
-            print(f"run {i + 1}: {r['wall_s']} s wall, {r['events']} events "
-                  f"({r['events_per_s']}/s), {r['sim_s']} s simulated{extra}", flush=True)
-    walls = [r["wall_s"] for r in runs]
-    summary = {
-        "trace": args.trace.name, "nodes": args.nodes, "scheduler": args.scheduler,
-        "runs": args.runs, "wall_s_median": statistics.median(walls), "wall_s_runs": walls,
-        "events": runs[0]["events"],
-        "events_per_s_median": statistics.median(r["events_per_s"] for r in runs),
-        "jobs": runs[0]["jobs"], "jobs_finished": runs[0]["jobs_finished"],
-        "tasks": runs[0]["tasks"], "sim_s": runs[0]["sim_s"],
-        "makespan_s": runs[0]["makespan_s"], "mean_jct_s": runs[0]["mean_jct_s"],
-        "locality_rate": runs[0]["locality_rate"],
-        "same_result_every_run": len({(r["makespan_s"], r["events"]) for r in runs}) == 1,
-    }
-    if args.snapshot_every:
-        summary |= {k: statistics.median(r[k] for r in runs) for k in (
-            "snapshots", "snapshot_s_total", "snapshot_ms_mean", "snapshot_ms_max",
-            "snapshot_tasks_max")}
-        summary["snapshot_every_s"] = args.snapshot_every
+            print(f"{mode:8} {med['tasks']:>8} tasks {med['jobs']:>6} jobs: median of "
+                  f"{args.runs} {med['wall_s']} s wall, {med['events']} events "
+                  f"({med['events_per_s']}/s), {med['tasks_per_s']} tasks/s, "
+                  f"{med['sim_s']} s simulated", flush=True)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
-    else:
-        print(f"median of {args.runs}: {summary['wall_s_median']} s wall, "
-              f"{summary['events_per_s_median']} events/s; {summary['jobs']} jobs, "
-              f"{summary['tasks']} tasks, {summary['sim_s']} s simulated")
     return 0
 
 

@@ -93,6 +93,7 @@ class Simulation:
         self.replicas = self._place_blocks(rng)
         self.apps: dict[str, SimApp] = {}
         self.app_of_job: dict[str, SimApp] = {}
+        self._holding: list[SimApp] = []  # apps that may hold containers (submission order)
         self.unfinished = len(workload.jobs)
         self.hooks: list[tuple[int, Hook]] = []
         self.sample_ms = sample_ms or self._default_sample_ms()
@@ -233,6 +234,7 @@ class Simulation:
         app = SimApp(self._app_seq, self.cluster_ts, job, now)
         self._build_tasks(app)
         self.apps[app.id] = app
+        self._holding.append(app)
         self.app_of_job[job.id] = app
         self.rm.apps[app.id] = app
         self.metrics.jobs[app.id] = JobRecord(app.id, job.id, job.name, job.queue, now,
@@ -371,7 +373,9 @@ class Simulation:
 
     def _sample(self) -> None:
         m = self.metrics
-        per_app = {a.job.id: a.alloc_mem for a in self.apps.values() if a.alloc_mem}
+        # an app that ended and holds nothing never holds again: not looked at again
+        self._holding = held = [a for a in self._holding if a.alloc_mem or not a.is_done]
+        per_app = {a.job.id: a.alloc_mem for a in held if a.alloc_mem}
         m.samples.append(Sample(self.events.now, int(m.alloc_mem.value), int(m.alloc_vc.value),
                                 m.used_mem.value, m.used_cpu.value, per_app))
         if self.unfinished > 0:

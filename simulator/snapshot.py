@@ -22,6 +22,8 @@ scratch.
 
 from __future__ import annotations
 
+from collections import Counter
+from itertools import islice
 from typing import TYPE_CHECKING
 from weakref import WeakKeyDictionary
 
@@ -57,18 +59,40 @@ _STARTED = ("RUNNING", "SUCCEEDED")  # a task's Task moves with the clock only o
 
 # a node's state and use -> its Node's parts that follow from them
 _NodeKey = tuple[str, int, int, int, float, int, int, int, str]
-# a task -> its id, and (for a task not started) what its Task follows from, and that Task
-_TaskEntry = tuple[str, tuple[str, int, SimContainer | None] | None, Task | None]
+# a task -> its id, and (for a task not started, or one that succeeded) what its Task
+# follows from, and that Task
+_TaskEntry = tuple[str, tuple[str, int, SimContainer | None] |
+                   tuple[str, int, SimContainer | None, int] | None, Task | None]
 
 
 class _Reuse:
     """What the previous snapshot of one simulation built that may still hold."""
 
-    __slots__ = ("nodes", "tasks")
+    __slots__ = ("done", "live", "nodes", "seen", "tasks")
 
     def __init__(self) -> None:
         self.nodes: dict[SimNode, tuple[_NodeKey, Node]] = {}
         self.tasks: dict[SimTask, _TaskEntry] = {}
+        self.seen = 0  # apps of the simulation looked at so far (in submission order)
+        self.live: list[SimApp] = []  # those still live at the previous snapshot
+        self.done: Counter[str] = Counter()  # the others, by final state
+
+    def live_apps(self, sim: Simulation) -> list[SimApp]:
+        """The live apps in submission order, as ``[a for a in sim.apps.values() if
+        a.state in LIVE]``, without looking again at apps that ended (an app that
+        leaves the live states never returns to them; a day of jobs is thousands of
+        ended apps looked at every cycle)."""
+        apps = sim.apps
+        fresh = list(islice(apps.values(), self.seen, None)) if len(apps) > self.seen else []
+        self.seen = len(apps)
+        live = []
+        for a in (*self.live, *fresh):
+            if a.state in LIVE:
+                live.append(a)
+            else:
+                self.done[a.state] += 1
+        self.live = live
+        return live
 
 
 _REUSE: WeakKeyDictionary[Simulation, _Reuse] = WeakKeyDictionary()
@@ -85,11 +109,12 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
     reuse = _REUSE.get(sim)
     if reuse is None:
         reuse = _REUSE[sim] = _Reuse()
-    live = [a for a in sim.apps.values() if a.state in LIVE]
+    live = reuse.live_apps(sim)
     running = [a for a in live if a.state in ("RUNNING", "FINISHING")]
     nodes = [_node(n, ts, now, reuse.nodes) for n in rm.nodes]
     containers = [_container(c, ts, now) for a in running for c in a.containers.values()]
-    jobs = [_job(a, ts, now) for a in running if a.job.app_type == "MAPREDUCE"]
+    sums = {a: _sums(a) for a in running}
+    jobs = [_job(a, ts, now, sums[a]) for a in running if a.job.app_type == "MAPREDUCE"]
     before, reuse.tasks = reuse.tasks, {}  # keep only the tasks listed now
     tasks = [_live_task(a, t, ts, now, before, reuse.tasks) for a in running
              if a.job.app_type == "MAPREDUCE"
@@ -103,11 +128,11 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
         taken_at=ts + now, rm_url=RM_URL,
         cluster=ClusterInfo(ts, "STARTED", "STANDBY" if rm.standby else "ACTIVE", "3.4.2",
                             "3.4.2", ts),
-        metrics=_metrics(sim, total_mem, total_vc),
+        metrics=_metrics(sim, live, reuse.done, total_mem, total_vc),
         scheduler_type=sim.scheduler.type_name, queues=queues, nodes=nodes,
-        apps=[_app(a, ts, now, total_mem) for a in live], containers=containers,
+        apps=[_app(a, ts, now, total_mem, sums.get(a)) for a in live], containers=containers,
         jobs=jobs, tasks=tasks, finished_tasks=finished,
-        queue_metrics=_queue_metrics(sim, queues),
+        queue_metrics=_queue_metrics(sim, live, queues),
         sources={"rm": True, "containers": True, "nm_jmx": True, "rm_jmx": True,
                  "scheduler_conf": sim.scheduler.type_name == "capacityScheduler",
                  "rm_conf": True, "mapreduce": True, "history": True},
@@ -137,18 +162,17 @@ def _node(n: SimNode, ts: int, now: int, reuse: dict[SimNode, tuple[_NodeKey, No
     return node
 
 
-def _metrics(sim: Simulation, total_mem: int, total_vc: int) -> ClusterMetrics:
-    apps = list(sim.apps.values())
+def _metrics(sim: Simulation, live: list[SimApp], done: Counter[str], total_mem: int,
+             total_vc: int) -> ClusterMetrics:
     rm = sim.rm
     alloc_mem = sum(n.alloc_mem for n in rm.nodes)
     alloc_vc = sum(n.alloc_vc for n in rm.nodes)
     reserved = [n.reserved for n in rm.nodes if n.reserved is not None]
     return ClusterMetrics(
-        apps_submitted=len(apps), apps_completed=sum(a.state == "FINISHED" for a in apps),
-        apps_pending=sum(a.state in ("NEW", "SUBMITTED", "ACCEPTED") for a in apps),
-        apps_running=sum(a.state in ("RUNNING", "FINISHING") for a in apps),
-        apps_failed=sum(a.state == "FAILED" for a in apps),
-        apps_killed=sum(a.state == "KILLED" for a in apps),
+        apps_submitted=len(sim.apps), apps_completed=done["FINISHED"],
+        apps_pending=sum(a.state in ("NEW", "SUBMITTED", "ACCEPTED") for a in live),
+        apps_running=sum(a.state in ("RUNNING", "FINISHING") for a in live),
+        apps_failed=done["FAILED"], apps_killed=done["KILLED"],
         total=Resources(total_mem, total_vc), allocated=Resources(alloc_mem, alloc_vc),
         available=Resources(total_mem - alloc_mem, total_vc - alloc_vc),
         reserved=Resources(sum(r.mem for r in reserved), sum(r.vc for r in reserved)),
@@ -174,14 +198,48 @@ def _requests(app: SimApp) -> tuple[ResourceRequest, ...]:
     return tuple(out)
 
 
-def _progress(app: SimApp) -> float:
+# one stage's tasks in one pass: (progress summed onto a start, as sum() adds in order;
+# progress summed from 0; succeeded; their run time; running; not started)
+_StageSums = tuple[float, float, int, int, int, int]
+_NOT_STARTED = ("NEW", "PENDING", "ASSIGNED")
+
+
+def _stage(tasks: list[SimTask], acc: float) -> _StageSums:
+    own: float = 0
+    done = dtime = running = pending = 0
+    for t in tasks:
+        st = t.state
+        if st == "SUCCEEDED":
+            p = 1.0
+            done += 1
+            dtime += t.finish_ms - t.start_ms
+        elif st == "RUNNING":
+            p = t.progress
+            running += 1
+        else:
+            p = 0.0
+            if st in _NOT_STARTED:
+                pending += 1
+        acc += p
+        own += p
+    return acc, own, done, dtime, running, pending
+
+
+def _sums(app: SimApp) -> tuple[_StageSums, _StageSums]:
+    """The maps' and the reduces' sums of a running app (what its App and MRJob show)."""
+    m = _stage(app.maps, 0)
+    return m, _stage(app.reduces, m[0])
+
+
+def _progress(app: SimApp, sums: tuple[_StageSums, _StageSums] | None) -> float:
     n = len(app.maps) + len(app.reduces)
-    if not n or app.state not in ("RUNNING", "FINISHING"):
+    if not n or sums is None:
         return 0.0
-    return 100.0 * sum(t.progress for t in [*app.maps, *app.reduces]) / n
+    return 100.0 * sums[1][0] / n
 
 
-def _app(app: SimApp, ts: int, now: int, total_mem: int) -> App:
+def _app(app: SimApp, ts: int, now: int, total_mem: int,
+         sums: tuple[_StageSums, _StageSums] | None) -> App:
     am = app.am_task.container
     held_mem = sum(c.mem * (now - c.allocated_ms) for c in app.containers.values())
     held_vc = sum(c.vc * (now - c.allocated_ms) for c in app.containers.values())
@@ -189,7 +247,7 @@ def _app(app: SimApp, ts: int, now: int, total_mem: int) -> App:
         id=app.id, name=app.name, user=app.user, queue=f"root.{app.queue}",
         type=app.job.app_type, tags=app.tags, state=app.state if app.state != "FINISHING"
         else "RUNNING", final_status="UNDEFINED", priority=app.priority,
-        progress=round(_progress(app), 3), started_time=ts + app.submit_ms, finished_time=0,
+        progress=round(_progress(app, sums), 3), started_time=ts + app.submit_ms, finished_time=0,
         elapsed_time=now - app.submit_ms, allocated=Resources(app.alloc_mem, app.alloc_vc),
         reserved=Resources(0, 0), running_containers=len(app.containers),
         am_host_http_address=am.node.http_address if am is not None else "",
@@ -235,27 +293,19 @@ def _usage(c: SimContainer, now: int) -> ContainerUsage | None:
         samples=max(1, (now - c.started_ms) // 1000))
 
 
-def _job(app: SimApp, ts: int, now: int) -> MRJob:
-    done_m = [t for t in app.maps if t.state == "SUCCEEDED"]
-    done_r = [t for t in app.reduces if t.state == "SUCCEEDED"]
-
-    def avg(ts_: list[SimTask]) -> int:
-        return sum(t.finish_ms - t.start_ms for t in ts_) // len(ts_) if ts_ else 0
-
-    def prog(ts_: list[SimTask]) -> float:
-        return 100.0 * sum(t.progress for t in ts_) / len(ts_) if ts_ else 100.0
-
+def _job(app: SimApp, ts: int, now: int, sums: tuple[_StageSums, _StageSums]) -> MRJob:
+    (_, own_m, done_m, time_m, run_m, pend_m), (_, own_r, done_r, time_r, run_r, pend_r) = sums
+    n_m, n_r = len(app.maps), len(app.reduces)
     return MRJob(
         id=app.job_id, app_id=app.id, name=app.name, user=app.user, queue=f"root.{app.queue}",
         state="RUNNING", start_time=ts + app.registered_ms, finish_time=0,
-        maps_total=len(app.maps), maps_completed=len(done_m), reduces_total=len(app.reduces),
-        reduces_completed=len(done_r),
-        maps_running=sum(t.state == "RUNNING" for t in app.maps),
-        reduces_running=sum(t.state == "RUNNING" for t in app.reduces),
-        maps_pending=sum(t.state in ("NEW", "PENDING", "ASSIGNED") for t in app.maps),
-        reduces_pending=sum(t.state in ("NEW", "PENDING", "ASSIGNED") for t in app.reduces),
-        map_progress=round(prog(app.maps), 3), reduce_progress=round(prog(app.reduces), 3),
-        avg_map_time=avg(done_m), avg_reduce_time=avg(done_r))
+        maps_total=n_m, maps_completed=done_m, reduces_total=n_r, reduces_completed=done_r,
+        maps_running=run_m, reduces_running=run_r, maps_pending=pend_m,
+        reduces_pending=pend_r,
+        map_progress=round(100.0 * own_m / n_m if n_m else 100.0, 3),
+        reduce_progress=round(100.0 * own_r / n_r if n_r else 100.0, 3),
+        avg_map_time=time_m // done_m if done_m else 0,
+        avg_reduce_time=time_r // done_r if done_r else 0)
 
 
 def _known_id(t: SimTask, known: dict[SimTask, _TaskEntry]) -> str:
@@ -269,6 +319,17 @@ def _live_task(app: SimApp, t: SimTask, ts: int, now: int, before: dict[SimTask,
     long as its state, attempt and container do (nothing else of it shows)."""
     entry = before.get(t)
     tid = entry[0] if entry is not None else app.task_id(t)
+    if t.state == "SUCCEEDED":  # only its elapsed time moves (a live app's task has no end)
+        done_key = ("SUCCEEDED", t.attempt, t.container, t.start_ms)
+        if entry is not None and entry[1] == done_key and entry[2] is not None:
+            o = entry[2]
+            task = Task(o.id, o.job_id, o.app_id, o.type, o.state, o.progress, o.start_time,
+                        o.finish_time, now - t.start_ms if t.start_ms else 0, o.phase,
+                        o.node_id, o.container_id, o.attempt_id)
+        else:
+            task = _task(app, t, ts, now, None, tid)
+        now_listed[t] = (tid, done_key, task)
+        return task
     if t.state in _STARTED:
         now_listed[t] = (tid, None, None)
         return _task(app, t, ts, now, None, tid)
@@ -316,13 +377,13 @@ def _queue(v: QueueView) -> Queue:
         fair_share=Resources(*v.fair_share), max_share=Resources(*v.max_share))
 
 
-def _queue_metrics(sim: Simulation, queues: list[Queue]) -> list[QueueMetricsBean]:
+def _queue_metrics(sim: Simulation, live: list[SimApp], queues: list[Queue]
+                   ) -> list[QueueMetricsBean]:
     out = []
     rm = sim.rm
     by_queue: dict[str, list[SimApp]] = {}
-    for a in sim.apps.values():
-        if a.state in LIVE:
-            by_queue.setdefault(f"root.{a.queue}", []).append(a)
+    for a in live:
+        by_queue.setdefault(f"root.{a.queue}", []).append(a)
     root_agg = [0, 0, 0, 0]
     for q in queues:
         if not q.is_leaf:
