@@ -1,7 +1,8 @@
 """What the trace readers share: the read report, opening (compressed) files, walking paths.
 
-Every reader (JobHistory, Spark event logs, task CSV) takes the paths an
-operator gives, yields :class:`~yarn_advisor.classifiers.readers.records.TraceJob`
+Every reader (JobHistory, Spark event logs, task CSV, the Google, Alibaba
+and SWF traces) is a :class:`FormatReader`: it takes the paths an operator
+gives, yields :class:`~yarn_advisor.classifiers.readers.records.TraceJob`
 records one at a time, and counts what it could not use in a
 :class:`ReadReport` instead of raising: a bad record is skipped, counted by
 kind, and the first few are described with their file. Only an input that
