@@ -47,7 +47,13 @@ from yarn_advisor.classifiers.readers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.readers.sources import ReadReport, read_file
+from yarn_advisor.classifiers.readers.sources import (
+    FormatReader,
+    ReadReport,
+    read_file,
+    scaled_mb,
+    stage_job,
+)
 
 FRAMEWORK = "FUXI"
 COLUMNS = ("task_name", "instance_num", "job_name", "task_type", "status", "start_time",
@@ -57,25 +63,17 @@ _STATUS = {"Terminated": SUCCESS, "Failed": FAILED, "Cancelled": KILLED,
            "Interrupted": KILLED, "Running": CENSORED}
 
 
-class AlibabaTaskReader:
+class AlibabaTaskReader(FormatReader):
     """Iterate the jobs of the ``batch_task`` CSV files in ``paths``, in order
     of first appearance; :attr:`report` counts what was read and skipped."""
 
-    def __init__(self, paths: Iterable[str | Path]) -> None:
-        self.paths = [str(p) for p in paths]
-        self.report = ReadReport("alibaba-2018")
+    READER = "alibaba-2018"
 
-    def __iter__(self) -> Iterator[TraceJob]:
-        self.report = ReadReport("alibaba-2018")
+    def read(self, report: ReadReport) -> Iterator[TraceJob]:
         for path in map(Path, self.paths):
             jobs: dict[str, list[TraceTask]] = {}
-            try:
-                read_file(path, self.report, partial(_rows, path, jobs=jobs, report=self.report))
-            except csv.Error as exc:
-                self.report.skip("truncated_file", path, f"CSV error: {exc}")
+            read_file(path, report, partial(_rows, path, jobs=jobs, report=report))
             for name, tasks in jobs.items():
-                self.report.jobs += 1
-                self.report.tasks += len(tasks)
                 yield _build(name, tasks)
 
 
@@ -132,15 +130,7 @@ def _task(task_id: str, name: str, kind: str, start_ms: int, end_ms: int, mem: s
           memory_mb: int = -1) -> TraceTask:
     attempt = TraceAttempt(task_id, "", start_ms, end_ms, kind)
     return TraceTask(task_id, name or "?", kind, start_ms, end_ms, (attempt,),
-                     memory_mb=_memory_mb(mem) if mem else memory_mb)
-
-
-def _memory_mb(text: str) -> int:
-    try:
-        value = float(text)
-    except ValueError:
-        return -1
-    return round(value * MEMORY_SCALE_MB) if 0 < value <= 100 else -1
+                     memory_mb=scaled_mb(mem, MEMORY_SCALE_MB, 100) if mem else memory_mb)
 
 
 def dag_of(tasks: Iterable[TraceTask]) -> str:
@@ -152,11 +142,4 @@ def dag_of(tasks: Iterable[TraceTask]) -> str:
 
 
 def _build(name: str, tasks: list[TraceTask]) -> TraceJob:
-    starts = [t.start_ms for t in tasks]
-    ends = [t.finish_ms for t in tasks]
-    return TraceJob(
-        job_id=name, user="", name=dag_of(tasks), queue="", job_type="", outcome="",
-        submit_ms=min(starts), launch_ms=min(starts), finish_ms=max(ends),
-        total_maps=len(tasks), total_reduces=0, map_mb=-1, reduce_mb=-1, heap_mb=-1,
-        maps=(), reduces=(), framework=FRAMEWORK, stage_tasks=tuple(tasks),
-    )
+    return stage_job(name, tuple(tasks), FRAMEWORK, name=dag_of(tasks), total_maps=len(tasks))

@@ -52,7 +52,13 @@ from yarn_advisor.classifiers.readers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.readers.sources import ReadReport, read_file
+from yarn_advisor.classifiers.readers.sources import (
+    FormatReader,
+    ReadReport,
+    read_file,
+    scaled_mb,
+    stage_job,
+)
 
 FRAMEWORK = "BORG"
 MACHINE_MB = 65536  # the normalised RAM request 1.0, in MiB (D's scale only)
@@ -79,29 +85,24 @@ class _Open:
     vcores: int
 
 
-class GoogleTraceReader:
+class GoogleTraceReader(FormatReader):
     """Iterate the jobs of the trace folders in ``paths`` (each with
     ``task_events/`` and ``job_events/``; a ``task_events`` folder or part
     files may be given too); :attr:`report` counts what was read and skipped."""
 
-    def __init__(self, paths: Iterable[str | Path]) -> None:
-        self.paths = [str(p) for p in paths]
-        self.report = ReadReport("google-2011")
+    READER = "google-2011"
 
-    def __iter__(self) -> Iterator[TraceJob]:
-        self.report = ReadReport("google-2011")
+    def read(self, report: ReadReport) -> Iterator[TraceJob]:
         task_parts, job_parts = _parts(map(Path, self.paths))
         jobs: dict[int, _Job] = {}
         for path in job_parts:
-            read_file(path, self.report, partial(_job_events, path, jobs=jobs, report=self.report))
-        state = _TaskState(jobs, self.report)
+            read_file(path, report, partial(_job_events, path, jobs=jobs, report=report))
+        state = _TaskState(jobs, report)
         for path in task_parts:
-            read_file(path, self.report, partial(state.feed, path))
+            read_file(path, report, partial(state.feed, path))
         state.close()
         for job_id, job in jobs.items():
             if job.runs:
-                self.report.jobs += 1
-                self.report.tasks += len(job.runs)
                 yield _build(job_id, job)
 
 
@@ -179,7 +180,7 @@ class _TaskState:
                 self.runs[key] = run + 1
                 self.open[key] = _Open(t_ms if t_ms > 0 else -1, run,
                                        f[8].decode("ascii", "replace"),
-                                       _memory_mb(f[10]), -1)
+                                       scaled_mb(f[10], MACHINE_MB), -1)
             elif kind in _ENDS:
                 started = self.open.pop(key, None)
                 if started is None:
@@ -209,21 +210,6 @@ class _TaskState:
         self.open.clear()
 
 
-def _memory_mb(field: bytes) -> int:
-    try:
-        value = float(field)
-    except ValueError:
-        return -1
-    return round(value * MACHINE_MB) if value > 0 else -1
-
-
 def _build(job_id: int, job: _Job) -> TraceJob:
-    starts = [t.start_ms for t in job.runs]
-    ends = [t.finish_ms for t in job.runs]
-    return TraceJob(
-        job_id=str(job_id), user=job.user, name=job.name, queue="P" + (job.priority or "?"),
-        job_type="", outcome="", submit_ms=min(starts), launch_ms=min(starts),
-        finish_ms=max(ends), total_maps=len(job.indexes), total_reduces=0, map_mb=-1,
-        reduce_mb=-1, heap_mb=-1, maps=(), reduces=(), framework=FRAMEWORK,
-        stage_tasks=tuple(job.runs),
-    )
+    return stage_job(str(job_id), tuple(job.runs), FRAMEWORK, user=job.user, name=job.name,
+                     queue="P" + (job.priority or "?"), total_maps=len(job.indexes))

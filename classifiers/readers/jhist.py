@@ -70,6 +70,7 @@ from yarn_advisor.classifiers.readers.records import (
 )
 from yarn_advisor.classifiers.readers.sources import (
     READ_ERRORS,
+    FormatReader,
     ReadReport,
     damage_of,
     read_file,
@@ -106,24 +107,22 @@ _SLOWSTART = "mapreduce.job.reduce.slowstart.completedmaps"  # a share, not a co
 _RESULTS = {"SUCCEEDED": SUCCESS, "SUCCESS": SUCCESS, "FAILED": FAILED, "KILLED": KILLED}
 
 
-class JhistReader:
+class JhistReader(FormatReader):
     """Iterate the jobs of the ``.jhist`` files in ``paths`` (directories are
     walked for ``*.jhist`` and ``*.jhist.gz``; files given are read whatever
     their name); :attr:`report` counts what was read and skipped."""
 
-    def __init__(self, paths: Iterable[str | Path]) -> None:
-        self.paths = [str(p) for p in paths]
-        self.report = ReadReport("jhist")
+    READER = "jhist"
+    COUNTS = False  # read_jhist counts each job
 
-    def __iter__(self) -> Iterator[TraceJob]:
-        self.report = ReadReport("jhist")
+    def read(self, report: ReadReport) -> Iterator[TraceJob]:
         confs: dict[Path, dict[str, Path]] = {}
         for path in self._files():
             folder = path.parent
             if folder not in confs:
                 confs.clear()  # one folder at a time: the walk visits each once
                 confs[folder] = _confs_in(folder)
-            job = read_jhist(path, self.report, confs[folder])
+            job = read_jhist(path, report, confs[folder])
             if job is not None:
                 yield job
 

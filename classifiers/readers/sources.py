@@ -1,7 +1,8 @@
 """What the trace readers share: the read report, opening (compressed) files, walking paths.
 
-Every reader (JobHistory, Spark event logs, task CSV) takes the paths an
-operator gives, yields :class:`~yarn_advisor.classifiers.readers.records.TraceJob`
+Every reader (JobHistory, Spark event logs, task CSV, the Google, Alibaba
+and SWF traces) is a :class:`FormatReader`: it takes the paths an operator
+gives, yields :class:`~yarn_advisor.classifiers.readers.records.TraceJob`
 records one at a time, and counts what it could not use in a
 :class:`ReadReport` instead of raising: a bad record is skipped, counted by
 kind, and the first few are described with their file. Only an input that
@@ -19,15 +20,16 @@ counted ``unsupported_file`` with its codec named, never misread.
 from __future__ import annotations
 
 import bz2
+import csv
 import gzip
 import lzma
 import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Protocol, TypeVar
+from typing import IO, Any, ClassVar, Protocol, TypeVar
 
-from yarn_advisor.classifiers.readers.records import TraceJob
+from yarn_advisor.classifiers.readers.records import TraceJob, TraceTask
 from yarn_advisor.classifiers.readers.spark_codecs import open_lz4, open_snappy
 
 MAX_PROBLEMS = 20
@@ -131,6 +133,62 @@ class ReadReport:
         }
 
 
+class FormatReader:
+    """What every trace reader repeats: the paths it was given, a fresh
+    :class:`ReadReport` (named :attr:`READER`) for each pass, and each job it
+    yields counted there (jobs, and tasks of every kind).
+
+    A format yields its jobs from :meth:`read`; one whose per-file function
+    counts its own jobs (it is also called without a reader) sets
+    :attr:`COUNTS` False.
+    """
+
+    READER: ClassVar[str] = ""
+    COUNTS: ClassVar[bool] = True
+
+    def __init__(self, paths: Iterable[str | Path]) -> None:
+        self.paths = [str(p) for p in paths]
+        self.report = ReadReport(self.READER)
+
+    def __iter__(self) -> Iterator[TraceJob]:
+        self.report = report = ReadReport(self.READER)
+        for job in self.read(report):
+            if self.COUNTS:
+                report.jobs += 1
+                report.tasks += len(job.maps) + len(job.reduces) + len(job.stage_tasks)
+            yield job
+
+    def read(self, report: ReadReport) -> Iterator[TraceJob]:
+        """The jobs of :attr:`paths`, in the format's order; damage counted in ``report``."""
+        raise NotImplementedError
+
+
+def stage_job(job_id: str, tasks: tuple[TraceTask, ...], framework: str, *, user: str = "",
+              name: str = "", queue: str = "", outcome: str = "", total_maps: int = -1,
+              submit_ms: int | None = None) -> TraceJob:
+    """A job of another framework than MapReduce: its tasks in ``stage_tasks``,
+    launched at its first task's start (submitted then too unless told),
+    finished at its last task's end, no per-type container ask (-1)."""
+    launch = min(t.start_ms for t in tasks)
+    return TraceJob(
+        job_id=job_id, user=user, name=name, queue=queue, job_type="", outcome=outcome,
+        submit_ms=launch if submit_ms is None else submit_ms, launch_ms=launch,
+        finish_ms=max(t.finish_ms for t in tasks), total_maps=total_maps, total_reduces=0,
+        map_mb=-1, reduce_mb=-1, heap_mb=-1, maps=(), reduces=(), framework=framework,
+        stage_tasks=tasks,
+    )
+
+
+def scaled_mb(text: str | bytes, scale: float, most: float = float("inf")) -> int:
+    """A request the trace gives as a share (``0.25``, or a percentage) in MiB
+    at ``scale`` MiB per unit; -1 if not a number, not above 0 or above ``most``."""
+    try:
+        value = float(text)
+    except ValueError:
+        return -1
+    return round(value * scale) if 0 < value <= most else -1
+
+
 class JobReader(Protocol):
     """A reader of one history: its paths, its jobs (one pass), its report."""
 
@@ -170,7 +228,9 @@ def read_file(path: Path, report: ReadReport, read: Callable[[IO[bytes]], T | No
     None if it could not be read, counted in ``report``: ``unsupported_file``
     for a codec not read (described by ``unsupported``), ``truncated_file`` or
     ``unreadable_file`` for an I/O error or a stream cut or corrupt inside its
-    first block; or if ``read`` returned None (it counts its own reason).
+    first block, ``truncated_file`` for CSV the :mod:`csv` module cannot split
+    further (a NUL byte: what was read before it stays read); or if ``read``
+    returned None (it counts its own reason).
     Other exceptions of ``read`` propagate.
     """
     report.files += 1
@@ -181,6 +241,8 @@ def read_file(path: Path, report: ReadReport, read: Callable[[IO[bytes]], T | No
         report.skip("unsupported_file", path, unsupported.format(codec=exc))
     except READ_ERRORS as exc:  # unopenable, corrupt, or cut inside its first block
         report.skip(damage_of(exc), path, f"{type(exc).__name__}: {exc}")
+    except csv.Error as exc:
+        report.skip("truncated_file", path, f"CSV error: {exc}")
     return None
 
 

@@ -60,7 +60,12 @@ from yarn_advisor.classifiers.readers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.readers.sources import ReadReport, feed_lines, read_file
+from yarn_advisor.classifiers.readers.sources import (
+    FormatReader,
+    ReadReport,
+    feed_lines,
+    read_file,
+)
 
 FRAMEWORK = "SPARK"
 ROLLING_PREFIX = "eventlog_v2_"
@@ -106,19 +111,17 @@ class EventLog:
     in_progress: bool
 
 
-class SparkEventLogReader:
+class SparkEventLogReader(FormatReader):
     """Iterate the applications of the event logs in ``paths``: log files,
     rolling log folders (``eventlog_v2_*``), or folders of them (walked);
     :attr:`report` counts what was read and skipped."""
 
-    def __init__(self, paths: Iterable[str | Path]) -> None:
-        self.paths = [str(p) for p in paths]
-        self.report = ReadReport("spark")
+    READER = "spark"
+    COUNTS = False  # read_event_log counts each application
 
-    def __iter__(self) -> Iterator[TraceJob]:
-        self.report = ReadReport("spark")
+    def read(self, report: ReadReport) -> Iterator[TraceJob]:
         for log in event_logs(Path(p) for p in self.paths):
-            job = read_event_log(log, self.report)
+            job = read_event_log(log, report)
             if job is not None:
                 yield job
 

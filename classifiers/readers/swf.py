@@ -29,7 +29,7 @@ counted ``bad_row``; a job with an unknown run time or start is ignored
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from functools import partial
 from pathlib import Path
 from typing import IO
@@ -42,28 +42,28 @@ from yarn_advisor.classifiers.readers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.readers.sources import ReadReport, read_file
+from yarn_advisor.classifiers.readers.sources import (
+    FormatReader,
+    ReadReport,
+    read_file,
+    stage_job,
+)
 
 FRAMEWORK = "HPC"
 FIELDS = 18
 _STATUS = {1: SUCCESS, 0: FAILED, 5: KILLED, -1: ""}
 
 
-class SwfReader:
+class SwfReader(FormatReader):
     """Iterate the jobs of the SWF logs in ``paths`` (plain or compressed),
     one task each; :attr:`report` counts what was read and skipped."""
 
-    def __init__(self, paths: Iterable[str | Path]) -> None:
-        self.paths = [str(p) for p in paths]
-        self.report = ReadReport("swf")
+    READER = "swf"
 
-    def __iter__(self) -> Iterator[TraceJob]:
-        self.report = ReadReport("swf")
+    def read(self, report: ReadReport) -> Iterator[TraceJob]:
         for path in map(Path, self.paths):
             jobs: list[TraceJob] = []
-            read_file(path, self.report, partial(_lines, path, jobs=jobs, report=self.report))
-            self.report.jobs += len(jobs)
-            self.report.tasks += len(jobs)
+            read_file(path, report, partial(_lines, path, jobs=jobs, report=report))
             yield from jobs
 
 
@@ -102,13 +102,9 @@ def _job(f: list[int]) -> TraceJob | None:
     task = TraceTask(task_id, "JOB", result, start_ms, end_ms,
                      (TraceAttempt(task_id, "", start_ms, end_ms, result),), memory_mb=memory)
     q = f"Q{queue}" if queue >= 0 else f"G{group}" if group >= 0 else ""
-    return TraceJob(
-        job_id=f"swf_{number}", user=str(user) if user >= 0 else "",
-        name=_letters(executable) if executable >= 0 else "", queue=q, job_type="",
-        outcome=result, submit_ms=submit * 1000 + 1, launch_ms=start_ms, finish_ms=end_ms,
-        total_maps=max(size, 1), total_reduces=0, map_mb=-1, reduce_mb=-1, heap_mb=-1,
-        maps=(), reduces=(), framework=FRAMEWORK, stage_tasks=(task,),
-    )
+    return stage_job(f"swf_{number}", (task,), FRAMEWORK, user=str(user) if user >= 0 else "",
+                     name=_letters(executable) if executable >= 0 else "", queue=q,
+                     outcome=result, total_maps=max(size, 1), submit_ms=submit * 1000 + 1)
 
 
 def _letters(n: int) -> str:

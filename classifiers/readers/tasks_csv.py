@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
@@ -44,7 +44,12 @@ from yarn_advisor.classifiers.readers.records import (
     TraceJob,
     TraceTask,
 )
-from yarn_advisor.classifiers.readers.sources import ReadReport, SourceError, read_file
+from yarn_advisor.classifiers.readers.sources import (
+    FormatReader,
+    ReadReport,
+    SourceError,
+    read_file,
+)
 
 COLUMNS = ("job_id", "job_name", "user", "queue", "task_type", "start_ms", "finish_ms",
            "memory_mb", "vcores", "status")
@@ -60,28 +65,23 @@ class _Job:
     tasks: list[TraceTask] = field(default_factory=list)
 
 
-class TaskCsvReader:
+class TaskCsvReader(FormatReader):
     """Iterate the jobs of the task CSV files in ``paths``, in order of first
     appearance; :attr:`report` counts what was read and skipped."""
 
-    def __init__(self, paths: Iterable[str | Path]) -> None:
-        self.paths = [str(p) for p in paths]
-        self.report = ReadReport("tasks-csv")
+    READER = "tasks-csv"
+    COUNTS = False  # read_tasks_csv counts each file's jobs
 
-    def __iter__(self) -> Iterator[TraceJob]:
-        self.report = ReadReport("tasks-csv")
+    def read(self, report: ReadReport) -> Iterator[TraceJob]:
         for path in map(Path, self.paths):
-            yield from read_tasks_csv(path, self.report)
+            yield from read_tasks_csv(path, report)
 
 
 def read_tasks_csv(path: Path, report: ReadReport) -> list[TraceJob]:
     """The jobs of one task CSV. Raises :class:`SourceError` if its header
     lacks a required column; bad rows are counted in ``report``."""
     jobs: dict[str, _Job] = {}
-    try:
-        read_file(path, report, lambda raw: _read_text(path, raw, jobs, report))
-    except csv.Error as exc:  # e.g. a NUL byte: the rest of the file cannot be split
-        report.skip("truncated_file", path, f"CSV error: {exc}")
+    read_file(path, report, lambda raw: _read_text(path, raw, jobs, report))  # csv.Error: cut
     built = [_build(job_id, job) for job_id, job in jobs.items()]
     report.jobs += len(built)
     report.tasks += sum(len(j.maps) + len(j.reduces) + len(j.stage_tasks) for j in built)
