@@ -19,7 +19,9 @@ submission in these workloads). ``tasks_maximum`` (ANACRAC's per-node limit)
 has no RM lever and is not applied.
 
 Reported per table: Fair (the paper's reference), ANACRAC in the RM, the
-sidecar at its defaults, and the mapping-rule ceiling: total time, failed
+sidecar at its defaults, the sidecar writing the mapping rules itself
+(``set_mapping_rules``: ``bench/anacrac_sidecar_labels.py``'s rules, each
+naming its applications), and the mapping-rule ceiling: total time, failed
 and unfinished jobs (a run that stalls: nothing left could progress, as
 when a job's AM has blacklisted every host its queue's label reaches), and
 the share of the in-RM gain on each (failed or unfinished jobs counted
