@@ -322,6 +322,8 @@ def conf_equal(a: ConfScalar, b: ConfScalar) -> bool:
 # --- JSON, at the edges -----------------------------------------------------------
 def value_from_json(kind: Kind, data: object) -> Payload:
     """The value of a ``kind`` recommendation from its JSON form (ValueError if not)."""
+    if kind is Kind.SET_MAPPING_RULES and isinstance(data, Mapping) and "rules" not in data:
+        return _from_json(MappingConf, data, kind)  # a rollback's step: the settings as were
     return _from_json(VALUE_TYPES[kind], data, kind)
 
 

@@ -73,6 +73,9 @@ def test_bad_operator_json_is_a_clear_error() -> None:
 
 def test_the_journal_form_reads_back() -> None:
     assert value_from_json(Kind.SET_MAPPING_RULES, RULES.to_json()) == RULES
+    # a rollback's step holds the settings as they were
+    was = MappingConf(None, None)
+    assert value_from_json(Kind.SET_MAPPING_RULES, was.to_json()) == was
     with pytest.raises(ValueError, match="placement rule"):
         value_from_json(Kind.SET_MAPPING_RULES, {"rules": [{"name": "x", "type": "tag",
                                                             "matches": "a", "queue": "q"}]})
