@@ -284,7 +284,7 @@ class KindLimits(ConfigModel):
 # a unit test checks the two agree: the configuration imports nothing of the advisor)
 LEVER_KINDS = ("set_app_priority", "move_app_queue", "kill_app", "update_scheduler_conf",
                "replace_node_labels", "update_node_resource", "signal_container",
-               "add_cluster_labels", "remove_cluster_labels")
+               "add_cluster_labels", "remove_cluster_labels", "set_mapping_rules")
 
 # a node's schedulable resource follows measured use (OPERA's ramp and its return):
 # a few changes an hour would leave the lent headroom idle for most of it

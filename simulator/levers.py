@@ -39,7 +39,11 @@ Levers and their effect in the simulation:
   OUTPUT_THREAD_DUMP): a shutdown kills the container (its work is lost, its
   task asks again); a thread dump changes nothing;
 - ``kill_app`` (app, any): the app is killed now;
-- ``add_cluster_labels`` / ``remove_cluster_labels`` (any, [labels]).
+- ``add_cluster_labels`` / ``remove_cluster_labels`` (any, [labels]);
+- ``set_mapping_rules`` (``scheduler``, the advisor's rule block): merged into
+  the CapacityScheduler's ``mapping-rule-json`` as on the real RM
+  (``connectors.rm.write.mapping_update``); the scheduler places the
+  applications submitted after it (``CapacityScheduler.add_app``).
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from yarn_advisor.advisor.model import mapping_rules as mr
 from yarn_advisor.advisor.model.jsonvalue import JsonValue
 from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.payloads import (
@@ -56,6 +61,7 @@ from yarn_advisor.advisor.model.payloads import (
     ConfUpdate,
     ContainerSignal,
     ContainerStatus,
+    MappingConf,
     NodeLabels,
     NodeResource,
     Payload,
@@ -64,7 +70,7 @@ from yarn_advisor.advisor.model.payloads import (
     conf_str,
 )
 from yarn_advisor.connectors.errors import HTTPStatusError, StandbyError
-from yarn_advisor.connectors.rm.write import conf_key, expect
+from yarn_advisor.connectors.rm.write import conf_key, expect, mapping_update
 from yarn_advisor.simulator.apps import SimApp, SimContainer
 from yarn_advisor.simulator.cluster import SimNode
 from yarn_advisor.simulator.snapshot import RM_URL
@@ -141,6 +147,16 @@ def _read_conf(w: SimLevers, target: str, value: Payload) -> Payload:
                           for k, _ in expect(value, ConfUpdate).items})
 
 
+def _read_mapping(w: SimLevers, _t: str, _v: Payload) -> Payload:
+    conf = w.sim.scheduler.conf()
+    return MappingConf(conf.get(mr.FORMAT_KEY), conf.get(mr.JSON_KEY))
+
+
+def _send_mapping(w: SimLevers, target: str, value: Payload) -> JsonValue:
+    update = mapping_update(w.sim.scheduler.conf(), value)
+    return _send_conf(w, "scheduler", update)
+
+
 def _read_container(w: SimLevers, cid: str, _: Payload) -> Payload | None:
     c = w._container(cid)
     if c is None or c.state in ("COMPLETE", "EXITED"):
@@ -171,6 +187,7 @@ _READS: dict[Kind, Callable[[SimLevers, str, Payload], Payload | None]] = {
     Kind.SET_APP_PRIORITY: lambda w, t, v: Priority(w._app(t).priority),
     Kind.MOVE_APP_QUEUE: lambda w, t, v: Queue(w.sim.scheduler.queue_path(w._app(t))),
     Kind.UPDATE_SCHEDULER_CONF: _read_conf,
+    Kind.SET_MAPPING_RULES: _read_mapping,
     Kind.REPLACE_NODE_LABELS: _read_labels,
     Kind.UPDATE_NODE_RESOURCE: _read_resource,
     Kind.SIGNAL_CONTAINER: _read_container,
@@ -290,6 +307,7 @@ _SENDS: dict[Kind, Callable[[SimLevers, str, Payload], JsonValue]] = {
     Kind.SET_APP_PRIORITY: _send_priority,
     Kind.MOVE_APP_QUEUE: _send_move,
     Kind.UPDATE_SCHEDULER_CONF: _send_conf,
+    Kind.SET_MAPPING_RULES: _send_mapping,
     Kind.REPLACE_NODE_LABELS: _send_labels,
     Kind.UPDATE_NODE_RESOURCE: _send_resource,
     Kind.SIGNAL_CONTAINER: _send_signal,

@@ -40,7 +40,8 @@ def unavailable(kind: Kind, snap: Snapshot) -> str | None:
         if snap.max_app_priority == 0:
             return ("yarn.cluster.max-application-priority is 0: the RM caps every "
                     f"application priority at 0 ({REFRESH_MAX_PRIORITY})")
-    if kind is Kind.UPDATE_SCHEDULER_CONF and snap.scheduler_type != CAPACITY:
+    if kind in (Kind.UPDATE_SCHEDULER_CONF, Kind.SET_MAPPING_RULES) \
+            and snap.scheduler_type != CAPACITY:
         return (f"the {snap.scheduler_type} has no scheduler-conf mutation API "
                 "(only the CapacityScheduler does)")
     return None

@@ -141,7 +141,8 @@ def entry_previous(e: Entry) -> Payload | None:
 
 # levers the RM applies synchronously, so the value read back right after the
 # write is the one it kept (node resources and labels settle through events)
-_READ_BACK = frozenset({Kind.SET_APP_PRIORITY, Kind.MOVE_APP_QUEUE, Kind.UPDATE_SCHEDULER_CONF})
+_READ_BACK = frozenset({Kind.SET_APP_PRIORITY, Kind.MOVE_APP_QUEUE, Kind.UPDATE_SCHEDULER_CONF,
+                        Kind.SET_MAPPING_RULES})
 
 
 def _held(out: WriteOutcome, value: Payload) -> Outcome:

@@ -35,6 +35,7 @@ class Kind(StrEnum):
     SIGNAL_CONTAINER = "signal_container"
     ADD_CLUSTER_LABELS = "add_cluster_labels"
     REMOVE_CLUSTER_LABELS = "remove_cluster_labels"
+    SET_MAPPING_RULES = "set_mapping_rules"
     ADVISE_CONTAINER_SIZE = "advise_container_size"
     ADVISE_APP_CONFIG = "advise_app_config"
 
@@ -60,5 +61,5 @@ _TARGETS = {
     Kind.REPLACE_NODE_LABELS: Target.NODE, Kind.UPDATE_NODE_RESOURCE: Target.NODE,
     Kind.SIGNAL_CONTAINER: Target.CONTAINER, Kind.ADD_CLUSTER_LABELS: Target.CLUSTER,
     Kind.REMOVE_CLUSTER_LABELS: Target.CLUSTER, Kind.ADVISE_CONTAINER_SIZE: Target.APP,
-    Kind.ADVISE_APP_CONFIG: Target.ANY,
+    Kind.ADVISE_APP_CONFIG: Target.ANY, Kind.SET_MAPPING_RULES: Target.QUEUE,
 }

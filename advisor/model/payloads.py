@@ -24,6 +24,9 @@ kind                          value                      previous (what the leve
 ``remove_cluster_labels``                                cluster's labels)
 ``advise_container_size``     :class:`ContainerSize`     :class:`ContainerSize`
 ``advise_app_config``         :class:`Advice`: ``{...}`` :class:`Advice`
+``set_mapping_rules``         :class:`MappingRules`:     :class:`MappingConf` (the RM's
+                              the advisor's rule block   two mapping-rule settings,
+                                                         verbatim)
 ============================  =========================  ================================
 
 :func:`holds` is the one comparison of a value the RM holds with the one
@@ -32,12 +35,14 @@ wanted (read-before-write, rollback's restores, the actuator's guardrails).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TypeAlias
 
 from yarn_advisor.advisor.model.jsonvalue import FrozenJson, JsonValue, freeze_dict, thaw
 from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.mapping_rules import MARK, TYPES, advisor_block, rm_rule
 
 ConfScalar: TypeAlias = str | int | float | bool | None
 SIGNALS = frozenset({"OUTPUT_THREAD_DUMP", "GRACEFUL_SHUTDOWN", "FORCEFUL_SHUTDOWN"})
@@ -187,9 +192,52 @@ class Advice:
         return thaw(self.fields)
 
 
+@dataclass(frozen=True, slots=True)
+class PlacementRule:
+    """One submission-time placement: applications whose ``type`` (user, group or
+    application name) equals ``matches`` go into ``queue``; ``name`` is the policy
+    rule it comes from (the mark of the advisor's block in the RM's rules)."""
+
+    name: str
+    type: str
+    matches: str
+    queue: str
+
+    def to_json(self) -> JsonValue:
+        return {"name": self.name, "type": self.type, "matches": self.matches,
+                "queue": self.queue}
+
+    def rm_json(self) -> dict[str, JsonValue]:
+        """The rule as the RM's mapping-rule JSON holds it."""
+        return rm_rule(self.name, self.type, self.matches, self.queue)
+
+
+@dataclass(frozen=True, slots=True)
+class MappingRules:
+    """The advisor's block of the CapacityScheduler's mapping rules, in order
+    (:mod:`.mapping_rules`: merged first, before the operator's own)."""
+
+    rules: tuple[PlacementRule, ...]
+
+    def to_json(self) -> JsonValue:
+        return {"rules": [r.to_json() for r in self.rules]}
+
+
+@dataclass(frozen=True, slots=True)
+class MappingConf:
+    """The RM's ``mapping-rule-format`` and ``mapping-rule-json``, verbatim (None:
+    unset): what a mapping-rule write read first, and what its rollback restores."""
+
+    format: str | None
+    json: str | None
+
+    def to_json(self) -> JsonValue:
+        return {"format": self.format, "json": self.json}
+
+
 Payload: TypeAlias = (Priority | Queue | ConfUpdate | NodeLabels | NodeResource
                       | ContainerSignal | ContainerStatus | AppState | ClusterLabels
-                      | ContainerSize | Advice)
+                      | ContainerSize | Advice | MappingRules | MappingConf)
 
 VALUE_TYPES: dict[Kind, type[Payload]] = {
     Kind.SET_APP_PRIORITY: Priority,
@@ -203,9 +251,11 @@ VALUE_TYPES: dict[Kind, type[Payload]] = {
     Kind.REMOVE_CLUSTER_LABELS: ClusterLabels,
     Kind.ADVISE_CONTAINER_SIZE: ContainerSize,
     Kind.ADVISE_APP_CONFIG: Advice,
+    Kind.SET_MAPPING_RULES: MappingRules,
 }
 PREVIOUS_TYPES: dict[Kind, type[Payload]] = {**VALUE_TYPES,
-                                             Kind.SIGNAL_CONTAINER: ContainerStatus}
+                                             Kind.SIGNAL_CONTAINER: ContainerStatus,
+                                             Kind.SET_MAPPING_RULES: MappingConf}
 
 
 def holds(kind: Kind, held: Payload | None, wanted: Payload) -> bool:
@@ -215,6 +265,15 @@ def holds(kind: Kind, held: Payload | None, wanted: Payload) -> bool:
         return not isinstance(held, ContainerStatus) or held.state != "RUNNING"
     if isinstance(wanted, AppState):
         return isinstance(held, AppState) and held.state in FINAL_APP_STATES
+    if isinstance(wanted, MappingRules):  # held: the RM's settings, the block first in them
+        if not isinstance(held, MappingConf) or (held.format or "").strip().lower() != "json":
+            return False
+        try:
+            block = advisor_block(held.json)
+        except ValueError:
+            return False
+        return block == [r.rm_json() for r in wanted.rules] and held.json is not None \
+            and _first(held.json, len(block))
     if held is None or type(held) is not type(wanted):
         return False
     if isinstance(wanted, ClusterLabels):
@@ -239,6 +298,12 @@ def holds(kind: Kind, held: Payload | None, wanted: Payload) -> bool:
     return held == wanted
 
 
+def _first(raw: str, n: int) -> bool:
+    """True when the first ``n`` rules of ``raw`` are the advisor's (its block leads)."""
+    rules = json.loads(raw).get("rules", [])
+    return all(isinstance(r, dict) and MARK in r for r in rules[:n])
+
+
 def conf_str(v: ConfScalar) -> str:
     """A scheduler-conf value as the RM's configuration holds it."""
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
@@ -257,6 +322,8 @@ def conf_equal(a: ConfScalar, b: ConfScalar) -> bool:
 # --- JSON, at the edges -----------------------------------------------------------
 def value_from_json(kind: Kind, data: object) -> Payload:
     """The value of a ``kind`` recommendation from its JSON form (ValueError if not)."""
+    if kind is Kind.SET_MAPPING_RULES and isinstance(data, Mapping) and "rules" not in data:
+        return _from_json(MappingConf, data, kind)  # a rollback's step: the settings as were
     return _from_json(VALUE_TYPES[kind], data, kind)
 
 
@@ -296,6 +363,24 @@ def _build(cls: type[Payload], data: object) -> Payload:
     if cls is ContainerStatus:
         d = _mapping(data)
         return ContainerStatus(str(d["state"]), str(d.get("node", "")))
+    if cls is MappingRules:
+        rules = _mapping(data)["rules"]
+        if not isinstance(rules, list):
+            raise TypeError("rules: expected a list")
+        out = []
+        for r in rules:
+            d = _mapping(r)
+            fields = [d.get(k) for k in ("name", "type", "matches", "queue")]
+            if not all(isinstance(f, str) and f for f in fields) or d["type"] not in TYPES:
+                raise TypeError(f"not a placement rule: {r!r}")
+            out.append(PlacementRule(*(str(f) for f in fields)))
+        return MappingRules(tuple(out))
+    if cls is MappingConf:
+        d = _mapping(data)
+        fmt, raw = d.get("format"), d.get("json")
+        if not all(x is None or isinstance(x, str) for x in (fmt, raw)):
+            raise TypeError("format and json: strings or null")
+        return MappingConf(fmt, raw)  # type: ignore[arg-type]
     if cls is ContainerSize:
         d = _mapping(data)
         return ContainerSize(_int(d["memory_mb"]), _int(d["vcores"]))

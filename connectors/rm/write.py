@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from urllib.parse import urlencode
 from xml.sax.saxutils import escape
 
+from yarn_advisor.advisor.model import mapping_rules as mr
 from yarn_advisor.advisor.model.jsonvalue import JsonDict, JsonValue
 from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.payloads import (
@@ -32,6 +33,8 @@ from yarn_advisor.advisor.model.payloads import (
     ConfUpdate,
     ContainerSignal,
     ContainerStatus,
+    MappingConf,
+    MappingRules,
     NodeLabels,
     NodeResource,
     Payload,
@@ -107,7 +110,7 @@ class Lever:
 
 
 P = TypeVar("P", Priority, Queue, ConfUpdate, NodeLabels, NodeResource, ContainerSignal,
-            AppState, ClusterLabels)
+            AppState, ClusterLabels, MappingRules, MappingConf)
 
 
 def expect(value: Payload, cls: type[P]) -> P:
@@ -181,6 +184,11 @@ def _read_conf(w: RMLevers, target: str, value: Payload) -> Payload:
                           for k, _ in expect(value, ConfUpdate).items})
 
 
+def _read_mapping(w: RMLevers, _t: str, _v: Payload) -> Payload:
+    conf = scheduler_conf(w)
+    return MappingConf(conf.get(mr.FORMAT_KEY), conf.get(mr.JSON_KEY))
+
+
 def cluster_labels(w: RMLevers) -> list[str]:
     body = w.get("/get-node-labels")
     items = as_list(body.get("nodeLabelInfo"), "nodeLabelInfo", "/get-node-labels")
@@ -222,6 +230,26 @@ def _conf_xml(target: str, value: ConfUpdate) -> str:
     path = target if target.startswith("root") else f"root.{target}"
     return (f"<sched-conf><update-queue><queue-name>{escape(path)}</queue-name>"
             f"<params>{entries}</params></update-queue></sched-conf>")
+
+
+def mapping_update(conf: Mapping[str, str], value: Payload) -> ConfUpdate:
+    """The global scheduler-conf update that writes ``value`` over ``conf``: the
+    advisor's block merged first into the operator's JSON rules, or (rollback) the two
+    settings as they were. ValueError (nothing sent) when the operator's rules are
+    where merging would drop them."""
+    if isinstance(value, MappingConf):
+        return ConfUpdate.of({mr.FORMAT_KEY: value.format, mr.JSON_KEY: value.json})
+    rules = expect(value, MappingRules)
+    why = mr.blocked_by(dict(conf))
+    if why:
+        raise ValueError(why)
+    return ConfUpdate.of({mr.FORMAT_KEY: "json", mr.JSON_KEY: mr.merged(
+        conf.get(mr.JSON_KEY), [r.rm_json() for r in rules.rules])})
+
+
+def _send_mapping(w: RMLevers, _t: str, value: Payload) -> JsonValue:
+    return w.request("PUT", "/scheduler-conf",
+                     xml=_conf_xml(SCHEDULER, mapping_update(scheduler_conf(w), value)))
 
 
 def _send_priority(w: RMLevers, app_id: str, value: Payload) -> JsonValue:
@@ -299,6 +327,7 @@ LEVERS: dict[Kind, Lever] = {
     Kind.KILL_APP: Lever(_read_app_state, _send_kill),
     Kind.ADD_CLUSTER_LABELS: Lever(_read_cluster_labels, _send_add_labels),
     Kind.REMOVE_CLUSTER_LABELS: Lever(_read_cluster_labels, _send_remove_labels),
+    Kind.SET_MAPPING_RULES: Lever(_read_mapping, _send_mapping),
 }
 
 

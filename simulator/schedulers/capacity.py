@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Protocol
 
+from yarn_advisor.advisor.model.mapping_rules import placement
 from yarn_advisor.simulator.apps import OFF_SWITCH, SimApp, SimContainer
 from yarn_advisor.simulator.cluster import SimNode
 from yarn_advisor.simulator.schedulers.allocator import (
@@ -129,6 +130,10 @@ class CapacityScheduler:
         return leaf
 
     def add_app(self, app: SimApp) -> None:
+        placed = placement(self._map, app.name, app.job.user, app.queue,
+                           lambda q: q.rsplit(".", 1)[-1] in self.leaves)
+        if placed is not None:
+            app.queue = placed  # the JSON mapping rules place it at submission
         leaf = self._leaf(app.queue)
         if leaf.conf.state != "RUNNING":
             raise ValueError(f"queue {leaf.conf.path} is {leaf.conf.state}")

@@ -28,6 +28,8 @@ _GLOBAL_KEYS = frozenset({
     "node-locality-delay", "rack-locality-additional-delay", "maximum-am-resource-percent",
     "per-node-heartbeat.maximum-offswitch-assignments", "resource-calculator",
     "rack-locality-full-reset", "maximum-applications",
+    # placement at submission (CapacityScheduler.add_app, advisor.model.mapping_rules)
+    "mapping-rule-format", "mapping-rule-json", "queue-mappings-override.enable",
 })
 
 

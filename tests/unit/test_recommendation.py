@@ -25,9 +25,12 @@ from yarn_advisor.advisor.model.payloads import (
     ContainerSignal,
     ContainerSize,
     ContainerStatus,
+    MappingConf,
+    MappingRules,
     NodeLabels,
     NodeResource,
     Payload,
+    PlacementRule,
     Priority,
     Queue,
     previous_from_json,
@@ -110,6 +113,8 @@ SAMPLES: dict[Kind, tuple[Payload, Payload]] = {
     Kind.REMOVE_CLUSTER_LABELS: (ClusterLabels(("b",)), ClusterLabels(("a", "b"))),
     Kind.ADVISE_CONTAINER_SIZE: (ContainerSize(2048, 2), ContainerSize(1024, 1)),
     Kind.ADVISE_APP_CONFIG: (Advice.of({"x": [1, {"y": None}]}), Advice.of({})),
+    Kind.SET_MAPPING_RULES: (MappingRules((PlacementRule("r", "application", "a", "root.q"),)),
+                             MappingConf("json", '{"rules": []}')),
 }
 
 

@@ -45,6 +45,10 @@ Levers (the RM keeps scheduling; we steer it):
   no app now) are left alone. Create the labels non-exclusive so other apps
   may still use idle resources there.
 * ``move_app_queue`` into the rule's ``target_queue`` (bound to its label).
+* steps 1-4 at submission -> ``set_mapping_rules``: a rule naming its
+  applications (``app_names``) becomes one JSON mapping rule per name, merged
+  first before the operator's own; the RM places them into ``target_queue``
+  before their AM is requested (README, "Mapping rules").
 * steps 13-16 -> ``advise_container_size`` ``{memory_mb, vcores}`` (previous
   = the app's usual container K) for the next containers / runs.
 * steps 20-27 -> ``set_app_priority`` HIGH (``high_priority``, else the RM's

@@ -11,7 +11,9 @@ from yarn_advisor.advisor.model.payloads import (
     ContainerSignal,
     ContainerSize,
     ContainerStatus,
+    MappingRules,
     NodeLabels,
+    PlacementRule,
     Priority,
     Queue,
 )
@@ -84,6 +86,23 @@ def labels_and_queues(inp: Inputs, params: Params) -> list[Recommendation]:
         out.append(Recommendation(Kind.MOVE_APP_QUEUE, a.id, Queue(ar.target_queue), NAME, e,
                                   Queue(a.queue)))
     return out
+
+
+def mapping_rules(params: Params) -> list[Recommendation]:
+    """Steps 1-4 at submission: the rules naming their applications (``app_names``)
+    as the RM's JSON mapping rules, so the RM places them into the rule's queue (bound
+    to its label) before their AM is requested. One set, every cycle: the writer sends
+    it only when the RM does not hold it."""
+    placed = [PlacementRule(r.name, "application", n, str(r.target_queue))
+              for r in params.rules if r.target_queue is not None for n in r.app_names]
+    if not placed:
+        return []
+    summary = (f"place {len(placed)} application name(s) at submission: "
+               + ", ".join(f"{p.matches} -> {p.queue}" for p in placed))
+    th: JsonDict = {"rules": [_rule_json(r) for r in params.rules if r.app_names]}
+    e = Explanation("anacrac.node_awareness.mapping_rules", summary, {}, {}, th)
+    return [Recommendation(Kind.SET_MAPPING_RULES, "scheduler", MappingRules(tuple(placed)),
+                           NAME, e)]
 
 
 def _app_json(a: App) -> JsonDict:
@@ -250,7 +269,8 @@ def advise(snapshot: Snapshot, state: State, params: Params,
            reads: Reads = NO_READS) -> PolicyResult[State]:
     """ANACRAC's recommendations for ``snapshot`` and the next state."""
     inp = build_inputs(snapshot, state, params.rules)
-    recs = labels_and_queues(inp, params)
+    recs = mapping_rules(params)
+    recs += labels_and_queues(inp, params)
     recs += compliance(inp, params)
     recs += container_sizes(inp)
     prio, waits = priorities(inp, params)

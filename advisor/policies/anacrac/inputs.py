@@ -129,6 +129,8 @@ def matches(rule: Rule, app: App) -> bool:
     """Whether every matcher the rule sets holds for ``app``."""
     if rule.app_name is not None and not _pattern(rule.app_name).search(app.name):
         return False
+    if rule.app_names and app.name not in rule.app_names:
+        return False
     if rule.app_type is not None and rule.app_type.lower() != app.type.lower():
         return False
     if rule.queue is not None and rule.queue not in (app.queue, app.queue.rsplit(".", 1)[-1]):

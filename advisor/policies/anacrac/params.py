@@ -17,7 +17,11 @@ percent, limited to 50-99 as the paper does, and the adaptive properties
 ``container_memory_threshold`` (R_s of Eq 12, percent of the container's
 allocation) and the increments (P - K of Eq 12). ``label`` and
 ``target_queue`` are ours: the node-label partition that carries the hosts
-and the queue bound to it (the RM levers of node awareness).
+and the queue bound to it (the RM levers of node awareness). ``app_names``
+(exact names) is ours too: the RM places those applications into
+``target_queue`` at submission, through one JSON mapping rule each
+(``advisor.model.mapping_rules``); a Hadoop 3.4.2 mapping rule matches an exact
+application name, a user or a group, never a type, a tag or a pattern.
 """
 
 from __future__ import annotations
@@ -38,6 +42,7 @@ class Rule(ConfigModel):
 
     name: str = Field(min_length=1)
     app_name: str | None = None
+    app_names: Seq[str] = ()
     app_type: str | None = None
     queue: str | None = None
     tag: str | None = None
@@ -73,8 +78,11 @@ class Rule(ConfigModel):
 
     @model_validator(mode="after")
     def _consistent(self) -> Rule:
-        if all(m is None for m in (self.app_name, self.app_type, self.queue, self.tag)):
-            raise ValueError("set at least one of app_name, app_type, queue, tag")
+        if all(m is None for m in (self.app_name, self.app_type, self.queue, self.tag)) \
+                and not self.app_names:
+            raise ValueError("set at least one of app_name, app_names, app_type, queue, tag")
+        if self.app_names and self.target_queue is None:
+            raise ValueError("app_names needs a target_queue (where the RM places them)")
         if self.target_queue is not None and self.label is None:
             raise ValueError("target_queue needs a label (the partition the queue can access)")
         return self
