@@ -8,6 +8,8 @@ import re
 import tomllib
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -38,9 +40,11 @@ class _Item:
         return name if name in self._markers else None
 
 
-def test_each_cluster_s_tests_share_one_process_of_the_real_run() -> None:
-    import conftest  # tests/conftest.py
-
+def test_each_cluster_s_tests_share_one_process_of_the_real_run(
+        pytestconfig: pytest.Config) -> None:
+    # tests/conftest.py as pytest loaded it (``import conftest`` may find another folder's)
+    conftest = next(p for p in pytestconfig.pluginmanager.get_plugins()
+                    if getattr(p, "__file__", None) == str(ROOT / "tests" / "conftest.py"))
     ini = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]
     assert set(conftest.LAYERS) == {m.split(":")[0] for m in ini["markers"]}
     group = conftest.process_group
