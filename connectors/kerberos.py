@@ -159,7 +159,7 @@ class KerberosLogin:
         """One line: who could not log in (or authenticate to what), MIT's reason, and
         what to do about it."""
         reason = _reason(exc)
-        how = f"with keytab {self.keytab}" if self.keytab else "from the ticket cache"
+        how = f"with keytab {shown(self.keytab)}" if self.keytab else "from the ticket cache"
         hint = next((h for key, h in _HINTS if key in reason), "")
         if "expired" in reason:
             hint = ("a ticket the KDC has just issued is already expired by this machine's "
@@ -242,6 +242,14 @@ def keytab_principals(path: str | Path) -> list[str]:
     return found
 
 
+def shown(keytab: str) -> str:
+    """A keytab as outputs name it: its file name, not where it lies (a keytab's path
+    is a secret's address, and logs, /healthz and the journal travel further than the
+    host's files)."""
+    name = os.path.basename(keytab.rstrip("/"))
+    return name if name == keytab else f"***/{name}"
+
+
 def login_problems(principal: str | None, keytab: str | None,
                    hosts: Iterable[str]) -> list[str]:
     """What stops the advisor from authenticating to the web services on ``hosts``,
@@ -249,13 +257,13 @@ def login_problems(principal: str | None, keytab: str | None,
     (a real exchange with the KDC: the initial ticket, then one per service)."""
     if keytab:
         if not (Path(keytab).is_file() and os.access(keytab, os.R_OK)):
-            return [f"rm.auth.keytab: {keytab} is not a readable file"]
+            return [f"rm.auth.keytab: {shown(keytab)} is not a readable file"]
         try:
             held = keytab_principals(keytab)
         except (OSError, ValueError) as exc:
-            return [f"rm.auth.keytab: {keytab}: {exc}"]
+            return [f"rm.auth.keytab: {shown(keytab)}: {exc}"]
         if principal and not _held(principal, held):
-            return [f"rm.auth.principal: {principal} has no key in {keytab} (it holds "
+            return [f"rm.auth.principal: {principal} has no key in {shown(keytab)} (it holds "
                     f"{', '.join(held) or 'nothing'})"]
     try:
         login = KerberosLogin(principal, keytab)

@@ -49,7 +49,8 @@ LAYER_FIXTURES = {
 }
 
 
-# The real layers run in two processes (.ci/test: ``-n 2 --dist loadgroup``). A JVM cluster
+# The real layers may run in two processes (``YARN_ADVISOR_REAL_WORKERS=2 .ci/test``:
+# ``-n 2 --dist loadgroup``). A JVM cluster
 # is started once per process that asks for it, so every test of one cluster goes to one
 # process: the group is named after the cluster; any other test stays with its module (its
 # module-scoped fixtures start once). ZooKeeper and Prometheus start in a second or two and

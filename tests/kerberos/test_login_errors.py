@@ -88,8 +88,10 @@ def test_a_stale_key_is_refused_by_the_kdc(kdc: Kdc, tmp_path: Path) -> None:
     stale = write_keytab(tmp_path / "stale.keytab", principal, "not-the-password")
     code, err = run_advisor(kdc, tmp_path, auth(principal, stale))
     line = problem_line(err)
-    assert code == 2 and line.startswith(f"rm.auth: kerberos: {principal} with keytab {stale} "
-                                         "cannot log in: ")
+    # the keytab by its file name only: where it lies is no output's business
+    assert code == 2 and line.startswith(f"rm.auth: kerberos: {principal} with keytab "
+                                         "***/stale.keytab cannot log in: "), line
+    assert str(tmp_path) not in line
     assert "the keytab's key does not match the KDC's" in line
 
 

@@ -90,7 +90,9 @@ def test_renewal_across_lifetimes_and_a_stale_keytab(kdc: Kdc, kerberized_cluste
         time.sleep(CYCLE_S)
     print(f"stale keytab: {report.reason}", file=sys.stderr)
     assert report.reason.startswith("auth: ")
-    assert f"kerberos: {principal} with keytab {keytab} cannot log in: " in report.reason
+    assert f"kerberos: {principal} with keytab ***/{keytab.name} cannot log in: " \
+        in report.reason
+    assert str(keytab) not in report.reason
     assert "the keytab's key does not match the KDC's" in report.reason
     assert "\n" not in report.reason
 

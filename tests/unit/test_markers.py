@@ -59,5 +59,4 @@ def test_each_cluster_s_tests_share_one_process_of_the_real_run(
         "tests/services/f.py"
     # the fast loop's tests get no group (it runs whole files per process)
     assert group(_Item("tests/unit/g.py::t", ("mini_cluster",), ())) is None
-    assert 'workers="${YARN_ADVISOR_REAL_WORKERS:-2}"' in (ROOT / ".ci" / "test").read_text()
     assert '--dist loadgroup' in (ROOT / ".ci" / "test").read_text()

@@ -177,3 +177,15 @@ def test_the_configuration_line_hides_a_keytab_path(tmp_path: Path) -> None:
     shown = json.dumps(cfg.redacted())
     assert keytab not in shown and '"keytab": "***"' in shown
     assert "advisor@EXAMPLE.COM" in shown  # a principal is a name, not a secret
+
+
+def test_a_keytab_is_named_by_its_file_never_by_where_it_lies(tmp_path: Path) -> None:
+    from yarn_advisor.connectors.kerberos import login_problems
+
+    missing = "/secret-place/advisor.keytab"
+    assert login_problems(None, missing, []) == [
+        "rm.auth.keytab: ***/advisor.keytab is not a readable file"]
+    garbled = tmp_path / "garbled.keytab"
+    garbled.write_bytes(b"\x05\x02\x00")
+    [problem] = login_problems(None, str(garbled), [])
+    assert "keytab ***/garbled.keytab" in problem and str(tmp_path) not in problem
