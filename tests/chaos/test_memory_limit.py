@@ -32,36 +32,18 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import pytest
+import recorded_rm
 import requests
-import yaml
 
-ROOT = Path(__file__).resolve().parents[2]
-RECORDED = ROOT / "examples" / "recordings" / "mini-hetero" / "cycle-0005.yaml"
 LIMIT = 2**30
 IDLE = 2000
 ENDLESS = "/ws/v1/cluster/scheduler-conf"
 BOMB = "/jmx"
-VARYING = {"finishedTimeBegin"}  # query terms that move with the clock
 
 pytestmark = [pytest.mark.chaos, pytest.mark.slow]
-
-
-def _key(url: str) -> tuple[str, frozenset[tuple[str, str]]]:
-    parts = urlsplit(url)
-    return parts.path, frozenset((k, v) for k, v in parse_qsl(parts.query) if k not in VARYING)
-
-
-def _recorded() -> dict[tuple[str, frozenset[tuple[str, str]]], tuple[int, str, bytes]]:
-    """Each recorded RM read (its path and query) -> status, content type, body."""
-    doc = yaml.safe_load(RECORDED.read_text())
-    out: dict[tuple[str, frozenset[tuple[str, str]]], tuple[int, str, bytes]] = {}
-    for item in doc["responses"]:
-        r = item["response"]
-        out[_key(r["url"])] = (int(r["status"]), r["content_type"], r["body"].encode())
-    return out
 
 
 def _bomb() -> bytes:
@@ -78,7 +60,7 @@ class FaultyRM(ThreadingHTTPServer):
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), Handler)
-        self.answers = _recorded()
+        self.answers = recorded_rm.answers()
         self.bomb = _bomb()
         self.served: dict[str, int] = {"endless": 0, "bomb": 0, "recorded": 0, "missing": 0}
 
@@ -123,18 +105,8 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(self.server.bomb)
 
     def _recorded(self) -> None:
-        answer = self.server.answers.get(_key(self.path))
-        if answer is None:
-            self.server.served["missing"] += 1
-            self.send_error(404)
-            return
-        self.server.served["recorded"] += 1
-        status, ctype, body = answer
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        found = recorded_rm.send(self, self.server.answers.get(recorded_rm.key(self.path)))
+        self.server.served["recorded" if found else "missing"] += 1
 
 
 @pytest.fixture

@@ -22,28 +22,19 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
 
 import pytest
+import recorded_rm as recording
 import requests
-import yaml
 from kazoo.client import KazooClient
 from zkserver import free_port
 
 pytestmark = pytest.mark.services
 
-ROOT = Path(__file__).resolve().parents[2]
-RECORDED = ROOT / "examples" / "recordings" / "mini-hetero" / "cycle-0005.yaml"
 RM_USER, RM_PASSWORD = "auditor", "rm-p@ss@w0rd"
 ZK_USER, ZK_PASSWORD = "advisor", "zk-digest-s3cret"
 KEYTAB = "/secret-place/advisor-audit.keytab"
 CLI = [sys.executable, "-c", "from yarn_advisor.advisor.cli.main import main; main()"]
-
-
-def _key(url: str) -> tuple[str, frozenset[tuple[str, str]]]:
-    parts = urlsplit(url)
-    return parts.path, frozenset(
-        (k, v) for k, v in parse_qsl(parts.query) if k != "finishedTimeBegin")
 
 
 class RecordedRM(ThreadingHTTPServer):
@@ -51,11 +42,7 @@ class RecordedRM(ThreadingHTTPServer):
 
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
-        self.answers: dict[tuple[str, frozenset[tuple[str, str]]], tuple[int, str, bytes]] = {}
-        for item in yaml.safe_load(RECORDED.read_text())["responses"]:
-            r = item["response"]
-            self.answers[_key(r["url"])] = (int(r["status"]), r["content_type"],
-                                            r["body"].encode())
+        self.answers = recording.answers()
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -65,16 +52,7 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:
-        answer = self.server.answers.get(_key(self.path))
-        if answer is None:
-            self.send_error(404)
-            return
-        status, ctype, body = answer
-        self.send_response(status)
-        self.send_header("Content-Type", ctype)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        recording.send(self, self.server.answers.get(recording.key(self.path)))
 
 
 @pytest.fixture
