@@ -49,18 +49,26 @@ LAYER_FIXTURES = {
 }
 
 
-# The real layers may run in two processes (``YARN_ADVISOR_REAL_WORKERS=2 .ci/test``:
-# ``-n 2 --dist loadgroup``). A JVM cluster
-# is started once per process that asks for it, so every test of one cluster goes to one
-# process: the group is named after the cluster; any other test stays with its module (its
-# module-scoped fixtures start once). ZooKeeper and Prometheus start in a second or two and
-# may run once in each process.
+# The real layers run as N shards side by side (``pytest -m ... --shard K/N``, what .ci/test
+# does): most of their time is waiting on real clusters (AM start-ups, sleep jobs, ticket
+# lifetimes), which overlaps well even on two cores. A JVM cluster is started once per
+# process that asks for it, so every test of one cluster goes to one shard: the group is
+# named after the cluster; any other test stays with its module (its module-scoped fixtures
+# start once). ZooKeeper and Prometheus start in a second or two and may run in each shard.
+# (pytest-xdist's ``--dist loadgroup`` cannot do this under pytest 9: it groups by a
+# ``_nodeid`` attribute pytest 9 no longer reads, so every test became its own group and
+# one run started two mini clusters.)
 CLUSTER_GROUPS = {
     "mini_cluster": "mini-cluster", "standby_url": "mini-cluster",
     "kdc": "kerberos", "kerberized_cluster": "kerberos",
     "sls_cluster": "sls",
 }
 LAYERS = ("cluster", "sls", "kerberos", "services", "deploy", "chaos", "slow")
+# What a group's tests take in one process, in seconds, for the shard plan (a full run's
+# ``--durations``, calls and fixtures, see tests/README.md); a group not listed counts
+# OTHER_TEST_S a test. Only the balance depends on them, never which tests run.
+GROUP_SECONDS = {"mini-cluster": 700.0, "kerberos": 230.0, "sls": 260.0}
+OTHER_TEST_S = 8.0
 
 
 def process_group(item: pytest.Item) -> str | None:
@@ -72,16 +80,52 @@ def process_group(item: pytest.Item) -> str | None:
                 item.nodeid.split("::", 1)[0])
 
 
-@pytest.hookimpl(tryfirst=True)  # before -m deselects, and before xdist reads the groups
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def shard_plan(tests_per_group: dict[str, int], shards: int) -> dict[str, int]:
+    """Which shard runs each group: the heaviest group first, onto the least loaded
+    shard (ties to the lowest), so every shard process computes the same plan."""
+    load = [0.0] * shards
+    plan: dict[str, int] = {}
+    weight = {g: GROUP_SECONDS.get(g, OTHER_TEST_S * n) for g, n in tests_per_group.items()}
+    for group in sorted(weight, key=lambda g: (-weight[g], g)):
+        plan[group] = min(range(shards), key=lambda k: (load[k], k))
+        load[plan[group]] += weight[group]
+    return plan
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``K/N`` (0 <= K < N) as (K, N); a clear error otherwise."""
+    try:
+        k, n = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--shard {text!r}: expected K/N, such as 0/2") from None
+    if not 0 <= k < n:
+        raise pytest.UsageError(f"--shard {text!r}: K must be in 0..N-1")
+    return k, n
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects: every shard sees the same groups
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    groups: dict[pytest.Item, str | None] = {}
     for item in items:
         asked = set(getattr(item, "fixturenames", ()))
         for fixture, layer in LAYER_FIXTURES.items():
             if fixture in asked and item.get_closest_marker(layer) is None:
                 item.add_marker(layer)
-        group = process_group(item)
+        groups[item] = process_group(item)
+    if config.getoption("--shard") is None:
+        return
+    k, n = parse_shard(config.getoption("--shard"))
+    counts: dict[str, int] = {}
+    for group in groups.values():
         if group is not None:
-            item.add_marker(pytest.mark.xdist_group(group))
+            counts[group] = counts.get(group, 0) + 1
+    plan = shard_plan(counts, n)
+    # a test of no layer (the fast loop's) goes with shard 0
+    keep = [i for i in items if plan.get(groups[i] or "", 0) == k]
+    dropped = [i for i in items if plan.get(groups[i] or "", 0) != k]
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = keep
 
 
 def fast_loop_expression(config: pytest.Config) -> str | None:
@@ -128,6 +172,9 @@ def _the_fast_loop_starts_nothing_real(request: pytest.FixtureRequest,
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--update-golden", action="store_true",
                      help="rewrite the golden files from the current output")
+    parser.addoption("--shard", default=None, metavar="K/N",
+                     help="run only shard K of N (0-based) of the selected tests: each JVM "
+                          "cluster's tests in one shard (.ci/test runs the shards side by side)")
 
 
 @pytest.fixture(autouse=True)
