@@ -138,8 +138,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """``-n auto`` (pyproject.toml): the fast loop on every core; any run that
     selects a layer with real components (``-m ""``, ``-m sls``...) in this one
     process, so each JVM cluster starts once per run and its tests share it
-    (an explicit ``-n 2 --dist loadgroup``, as .ci/test gives, keeps that: see
-    ``process_group``)."""
+    (``--shard K/N`` splits such a run between processes by cluster: see
+    ``shard_plan``)."""
     if config.option.markexpr != fast_loop_expression(config):
         return 0
     return os.cpu_count() or 1
