@@ -303,6 +303,12 @@ class WatchdogSettings(ConfigModel):
     unhealthy_nodes: int = Field(1, ge=1)  # changed nodes turned UNHEALTHY or LOST
     failed_apps: int = Field(2, ge=1)  # apps failed, with task failures on changed nodes
     refused_writes: int = Field(3, ge=1)  # writes refused, failed or lost
+    am_failures: int = Field(2, ge=1)  # AM attempts failed: of apps it changed, on its nodes
+    preemptions: int = Field(10, ge=1)  # containers preempted from apps or queues it changed
+    slow_jobs: int = Field(2, ge=1)  # runs slowed against their own recent ones, on its raises
+    slow_factor: float = Field(2.0, gt=1)  # ... elapsed past this many times their median
+    slow_margin_s: float = Field(60.0, ge=0)  # ... and past it by at least this long
+    slow_min_runs: int = Field(3, ge=1)  # ... of at least this many recent runs (same user+name)
 
 
 class ActuatorSettings(ConfigModel):

@@ -414,7 +414,8 @@ class Actuator:
         if self.watchdog is None or not self.watchdog.settings.enabled or \
                 self.global_dry_run or self.writer is None:
             return
-        for trip in self.watchdog.observe(snap, now, self.memory.changed()):
+        for trip in self.watchdog.observe(snap, now, self.memory.changed(),
+                                          self.memory.origins):
             if self.enforcing(trip.policy):
                 self._trip(trip, now)
 

@@ -13,10 +13,17 @@ What counts, within ``window_s`` (``actuator.watchdog`` settings):
 - ``failed_apps``: applications that failed (the RM's ``appsFailed`` rising) while
   its changed nodes showed task failures;
 - ``refused_writes``: its writes that the RM refused, that failed, or whose answer
-  was lost.
+  was lost;
+- ``am_failures``: AM attempts that failed (an app's attempt number rose) of apps
+  it changed (priority, queue) or whose failed attempt ran on a node it changed;
+- ``preemptions``: containers the RM preempted from apps it changed or from apps in
+  queues whose settings it changed;
+- ``slow_jobs``: runs slower than the same job's recent runs (act/app_harm.py) among
+  the apps it raised (a higher priority than before the advisor, or moved to another
+  queue) or whose containers ran on nodes it enlarged. An app a policy lowered (HaSTE
+  deprioritises on purpose) is not counted: its slow-down is the intent.
 
-Not watched yet: jobs slowed against their own recent runs (the snapshot keeps no
-per-job history to compare with) and AM failures apart from the app's own failure.
+Harm counts for a policy only when seen after its change of that target.
 
 The watchdog only counts and judges (no I/O); it is fed by the actuator, which
 owns what happens on a trip.
@@ -28,12 +35,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from yarn_advisor.advisor.act.app_harm import AppHarm, Event
 from yarn_advisor.advisor.act.outcomes import Outcome
 from yarn_advisor.advisor.model.kinds import Kind
+from yarn_advisor.advisor.model.payloads import NodeResource, Payload, Priority
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.config.schema import WatchdogSettings
 
 NODE_KINDS = frozenset({Kind.UPDATE_NODE_RESOURCE, Kind.REPLACE_NODE_LABELS})
+APP_KINDS = frozenset({Kind.SET_APP_PRIORITY, Kind.MOVE_APP_QUEUE})
 BAD_WRITES = frozenset({Outcome.REFUSED, Outcome.FAILED, Outcome.UNKNOWN})
 FAILED_TASK = frozenset({"FAILED", "KILLED"})
 DOWN = frozenset({"UNHEALTHY", "LOST"})
@@ -46,6 +56,9 @@ class Signal(StrEnum):
     UNHEALTHY_NODES = "unhealthy_nodes"
     FAILED_APPS = "failed_apps"
     REFUSED_WRITES = "refused_writes"
+    AM_FAILURES = "am_failures"
+    PREEMPTIONS = "preemptions"
+    SLOW_JOBS = "slow_jobs"
 
 
 @dataclass(frozen=True)
@@ -60,6 +73,59 @@ class Trip:
     summary: str
 
 
+Changed = dict[str, tuple[Kind, float]]  # target -> (kind of the change, when)
+
+
+@dataclass
+class Targets:
+    """One policy's live changes, by what they name, and those that raised their target."""
+
+    apps: Changed = field(default_factory=dict)
+    queues: Changed = field(default_factory=dict)
+    nodes: Changed = field(default_factory=dict)
+    raised: set[str] = field(default_factory=set)  # apps raised, nodes enlarged
+
+    def since(self, e: Event) -> tuple[Kind, str] | None:
+        """The change ``e`` came after: of its app, its AM's node or its queue."""
+        for target, by in ((e.app, self.apps), (e.node, self.nodes)):
+            if target in by and e.at >= by[target][1]:
+                return by[target][0], target
+        for queue, (kind, at) in self.queues.items():
+            if e.at >= at and (e.queue == queue or queue.endswith("." + e.queue)):
+                return kind, queue
+        return None
+
+
+def targets(changed: Mapping[tuple[Kind, str], tuple[str, float]],
+            origins: Mapping[tuple[Kind, str], Payload | None], snap: Snapshot
+            ) -> dict[str, Targets]:
+    """The live changes of each policy; ``raised``: apps now at a higher priority than
+    before the advisor (or moved), nodes now larger than before."""
+    apps = {a.id: a for a in snap.apps}
+    nodes = {n.id: n for n in snap.nodes}
+    out: dict[str, Targets] = {}
+    for (kind, target), (policy, at) in changed.items():
+        t = out.setdefault(policy, Targets())
+        origin = origins.get((kind, target))
+        if kind in NODE_KINDS:
+            t.nodes[target] = (kind, at)
+            node = nodes.get(target)
+            if node is not None and isinstance(origin, NodeResource) and (
+                    node.total.memory_mb > (origin.memory_mb or node.total.memory_mb)
+                    or node.total.vcores > (origin.vcores or node.total.vcores)):
+                t.raised.add(target)
+        elif kind in APP_KINDS:
+            t.apps[target] = (kind, at)
+            app = apps.get(target)
+            if kind is Kind.MOVE_APP_QUEUE or (
+                    app is not None and isinstance(origin, Priority)
+                    and app.priority > origin.value):
+                t.raised.add(target)
+        elif kind is Kind.UPDATE_SCHEDULER_CONF:
+            t.queues[target] = (kind, at)
+    return out
+
+
 @dataclass
 class Watchdog:
     """Harm counted per cycle; :meth:`observe` says which policies to trip."""
@@ -69,6 +135,10 @@ class Watchdog:
     _bad_writes: dict[str, list[float]] = field(default_factory=dict)  # policy -> times
     _app_failures: list[tuple[float, int]] = field(default_factory=list)  # (at, how many)
     _apps_failed: int | None = None
+    apps: AppHarm = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.apps = AppHarm(self.settings)
 
     def wrote(self, policy: str, outcome: Outcome, at: float) -> None:
         """An enforced write of ``policy`` ended with ``outcome``."""
@@ -76,11 +146,14 @@ class Watchdog:
             self._bad_writes.setdefault(policy, []).append(at)
 
     def observe(self, snap: Snapshot, now: float,
-                changed: Mapping[tuple[Kind, str], tuple[str, float]]) -> list[Trip]:
+                changed: Mapping[tuple[Kind, str], tuple[str, float]],
+                origins: Mapping[tuple[Kind, str], Payload | None] | None = None
+                ) -> list[Trip]:
         """Count this snapshot's harm; the trips past a threshold. ``changed`` maps each
         live change (a target not back at its value before the advisor) to the policy
-        that owns it and when it wrote."""
+        that owns it and when it wrote; ``origins``: each target's value before."""
         s = self.settings
+        self.apps.observe(snap, now)
         since = now - s.window_s
         self._failures = [f for f in self._failures if f[0] > since]
         self._failures += [(now, t.node_id) for t in snap.finished_tasks
@@ -97,13 +170,13 @@ class Watchdog:
             else:
                 del self._bad_writes[policy]
 
-        nodes: dict[str, dict[str, tuple[Kind, float]]] = {}  # policy -> node -> (kind, at)
-        for (kind, target), (policy, at) in changed.items():
-            if kind in NODE_KINDS:
-                nodes.setdefault(policy, {})[target] = (kind, at)
-        every_changed = {n for by in nodes.values() for n in by}
-        trips = [t for policy, by in sorted(nodes.items())
-                 for t in self._node_harm(snap, policy, by, every_changed)]
+        by_policy = targets(changed, origins or {}, snap)
+        every_changed = {n for t in by_policy.values() for n in t.nodes}
+        trips: list[Trip] = []
+        for policy, mine in sorted(by_policy.items()):
+            found = (self._node_harm(snap, policy, mine.nodes, every_changed)
+                     if mine.nodes else []) or self._app_harm(snap, policy, mine)
+            trips += found[:1]
         tripped = {t.policy for t in trips}
         for policy, times in sorted(self._bad_writes.items()):
             if policy not in tripped and len(times) >= s.refused_writes:
@@ -143,4 +216,31 @@ class Watchdog:
             return [Trip(policy, Signal.FAILED_APPS, kind, worst, apps,
                          f"{apps} application(s) failed while the nodes {policy} changed "
                          f"showed {own} task failure(s)")]
+        return []
+
+    def _app_harm(self, snap: Snapshot, policy: str, mine: Targets) -> list[Trip]:
+        """The first app threshold ``policy``'s changes passed, if any."""
+        s = self.settings
+        for signal, events, limit, what in (
+                (Signal.AM_FAILURES, self.apps.am_failures, s.am_failures,
+                 "AM attempt(s) failed"),
+                (Signal.PREEMPTIONS, self.apps.preemptions, s.preemptions,
+                 "container(s) were preempted")):
+            hits = [(e, c) for e in events if (c := mine.since(e)) is not None]
+            count = sum(e.count for e, _ in hits)
+            if hits and count >= limit:
+                (kind, target), _ = max(((c, e.count) for e, c in hits), key=lambda x: x[1])
+                return [Trip(policy, signal, kind, target, count,
+                             f"{count} {what} on the targets {policy} changed "
+                             f"({len({e.app for e, _ in hits})} app(s)); most on {target}")]
+        firsts = {**mine.apps, **mine.nodes}
+        slow = sorted(app for app, (at, nodes) in self.apps.slowed.items()
+                      if any(t in mine.raised and at >= firsts[t][1]
+                             for t in (app, *sorted(nodes))))
+        if len(slow) >= s.slow_jobs:
+            target = slow[0] if slow[0] in mine.raised else next(
+                n for n in sorted(self.apps.slowed[slow[0]][1]) if n in mine.raised)
+            return [Trip(policy, Signal.SLOW_JOBS, firsts[target][0], target, len(slow),
+                         f"{len(slow)} run(s) slower than {s.slow_factor:g} x their job's "
+                         f"recent median among what {policy} raised: {', '.join(slow[:3])}")]
         return []

@@ -207,6 +207,11 @@ class App:
     cluster_usage_percentage: float = 0.0
     queue_usage_percentage: float = 0.0
     node_label_expression: str = ""
+    # the harm watchdog's: the running AM attempt's number (from its container id; 0
+    # before an AM runs), the node it runs on, and the containers the RM preempted
+    am_attempt: int = 0
+    am_node_id: str = ""
+    preempted_containers: int = 0
 
     @property
     def pending(self) -> Resources:

@@ -414,7 +414,8 @@ APP_KEYS = (
     "allocatedMB", "allocatedVCores", "reservedMB", "reservedVCores", "runningContainers",
     "amHostHttpAddress", "trackingUrl", "resourceRequests", "resourceInfo",
     "memorySeconds", "vcoreSeconds", "clusterUsagePercentage", "queueUsagePercentage",
-    "appNodeLabelExpression",
+    "appNodeLabelExpression", "amContainerLogs", "masterNodeId", "numAMContainerPreempted",
+    "numNonAMContainerPreempted",
 )
 LEAN_APPS = LeanDecoder("apps", "app", APP_KEYS)
 
@@ -457,7 +458,21 @@ def _app(a: JSON) -> App:
         cluster_usage_percentage=as_float(g("clusterUsagePercentage")),
         queue_usage_percentage=as_float(g("queueUsagePercentage")),
         node_label_expression=as_str(g("appNodeLabelExpression")),
+        am_attempt=_am_attempt(as_str(g("amContainerLogs"))),
+        am_node_id=as_str(g("masterNodeId")),
+        preempted_containers=nonneg(g("numAMContainerPreempted"))
+        + nonneg(g("numNonAMContainerPreempted")),
     )
+
+
+def _am_attempt(logs_url: str) -> int:
+    """``http://nm:8042/node/containerlogs/container_<ts>_<seq>_<attempt>_<n>/user`` ->
+    the attempt number (the AM container's id names it; 0 when there is none)."""
+    for part in logs_url.split("/"):
+        if part.startswith("container_"):
+            fields = part.split("_")
+            return max(0, as_int(fields[-2], 0)) if len(fields) >= 5 else 0
+    return 0
 
 
 def _priority(value: object) -> int:
