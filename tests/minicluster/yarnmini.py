@@ -356,7 +356,28 @@ class MiniCluster:
         return {"Authorization": "Negotiate " + base64.b64encode(token).decode()}
 
     # --- lifecycle -------------------------------------------------------
-    def start(self, timeout: float = 180) -> None:
+    def start(self, timeout: float = 180, attempts: int = 3) -> None:
+        """Start every daemon and wait until the RM is active with all its nodes.
+
+        A port picked free (``free_port``) can be taken by another process before its
+        daemon binds it (more so with test processes side by side): a start whose daemon
+        exits on a taken address is tried again on new ports, up to ``attempts`` times."""
+        for attempt in range(1, attempts + 1):
+            try:
+                self._start_once(timeout)
+                return
+            except RuntimeError:
+                if attempt == attempts or not self._address_was_taken():
+                    raise
+                self.ports.clear()
+
+    def _address_was_taken(self) -> bool:
+        """Whether a daemon's log of the last start says its address was in use."""
+        return any(b"Address already in use" in log.read_bytes() or
+                   b"BindException" in log.read_bytes()
+                   for log in self.workdir.glob("*.log"))
+
+    def _start_once(self, timeout: float) -> None:
         cp = classpath()
         self.workdir.mkdir(parents=True, exist_ok=True)
         for key in ("rm_rpc", "rm_sched", "rm_tracker", "rm_admin", "rm_web",
