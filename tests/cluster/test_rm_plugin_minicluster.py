@@ -23,7 +23,7 @@ from typing import Any
 from urllib.error import HTTPError
 
 import pytest
-from rmplugin import TableServer, build
+from rmplugin import MBEAN, ORDERING, TableServer, build, rm_conf
 from yarnmini import MiniCluster, NodeSpec, SubmittedApp
 
 from yarn_advisor.advisor.model.decision_table import (
@@ -40,8 +40,6 @@ from yarn_advisor.advisor.model.decision_table import (
 )
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-MBEAN = "Hadoop:service=ResourceManager,name=AdvisorPlugin"
-ORDERING = "io.github.yarnadvisor.plugin.AdvisorOrderingPolicy"
 # one user may fill the cluster from any queue; queue etl orders its apps by the table's
 # ranks; a heartbeat places many off-switch containers (YARN's default: one), so the
 # cluster goes to the first application of the order within a heartbeat or two
@@ -67,12 +65,7 @@ def plugin_cluster(advisor: TableServer) -> Iterator[MiniCluster]:
                           nodes=(NodeSpec(6144, 6), NodeSpec(3072, 3)),
                           node_hosts=("127.0.0.2", "localhost"),
                           rm_classpath=(str(jar),), scheduler_conf=SCHEDULER,
-                          extra_conf={
-                              "yarn.scheduler.app-placement-allocator.class":
-                                  "io.github.yarnadvisor.plugin.AdvisorPlacementAllocator",
-                              "yarn.advisor.plugin.table.url": advisor.url,
-                              "yarn.advisor.plugin.poll-ms": 200,
-                          })
+                          extra_conf=rm_conf(url=advisor.url))
     cluster.start()
     # the plug-in starts with the RM's first request (docs/plugin.md): one application
     # without a table loads it, so the tests' first containers already see their table
