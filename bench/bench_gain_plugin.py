@@ -159,9 +159,12 @@ def one_run(cluster: MiniCluster, mode: str, args: argparse.Namespace, work: Pat
                                                     precision=mode == "plugin"))
         loop = AdvisorLoop(advisor, args.interval)
         loop.start()
-        if mode == "plugin":  # the batch starts once the plug-in applies a table
-            wait_for(lambda: plugin_counters(cluster).get("TableStatus") == "ok",
-                     "the plug-in to take the advisor's table")
+    applying = False
+    if mode == "plugin":  # the batch starts once the plug-in applies a table (or 300 s on)
+        deadline = time.monotonic() + 300
+        while not applying and time.monotonic() < deadline:
+            applying = plugin_counters(cluster).get("TableStatus") == "ok"
+            time.sleep(0.5)
     before = plugin_counters(cluster)
     apps: list[SubmittedApp] = [
         cluster.example_job("wordcount", inputs.as_uri(),
@@ -171,6 +174,8 @@ def one_run(cluster: MiniCluster, mode: str, args: argparse.Namespace, work: Pat
     codes = [a.wait(timeout=1800) for a in apps]
     after = plugin_counters(cluster)
     out: dict[str, Any] = {"mode": mode}
+    if mode == "plugin":
+        out["table_before_batch"] = applying
     if loop is not None:
         loop.stop()
         acts = loop.advisor.actuator.journal.actions()

@@ -6,12 +6,18 @@ sources, maps asking for the node their real host maps to), in one of these mode
 alternating (the order rotates every round):
 
 - ``stock``: SLS as shipped, no jar;
-- ``plugin``: the jar on the RM's classpath (its allocator for every application) and a
-  served table with Matchmaking's ``local_only`` on every leaf queue, as the advisor's
-  Matchmaking publishes it (advisor/policies/matchmaking/decisions.py: a skip budget of
-  one heartbeat round, ``rounds`` x RUNNING nodes);
-- ``idle`` (``--modes``): the jar loaded with no table (YARN's default for every call:
-  the plug-in's own cost alone).
+- ``idle``: the jar on the RM's classpath (its allocator for every application) with no
+  table (YARN's default for every call): the plug-in's own cost on YARN's placements;
+- ``admit``: the jar and a served table whose rule on every leaf queue allows every
+  node (ANACRAC's host rule, all hosts): every attempt is decided and let through, so
+  YARN places as in ``stock`` and the difference is the deciding's cost;
+- ``local_only``: the jar and Matchmaking's ``local_only`` on every leaf queue, as the
+  advisor's Matchmaking publishes it (advisor/policies/matchmaking/decisions.py: a skip
+  budget of one heartbeat round, ``rounds`` x RUNNING nodes): placements change, so its
+  pass time is that of other placements, not the plug-in's cost.
+
+Measuring starts ``--settle`` s after SLS is ready and, with a table, once the plug-in
+applies it (its MBean says ``ok``; it starts with the first application).
 
 Time per allocation pass: the CapacityScheduler's own metrics
 (``Hadoop:service=ResourceManager,name=CapacitySchedulerMetrics``: ``NodeUpdate`` is one
@@ -24,7 +30,8 @@ so a run's figure is the count-weighted mean of the snapshots seen (microseconds
 Placement SLS can judge: node-local / rack-local / off-switch containers allocated (the
 root queue's aggregate counters, JMX QueueMetrics) over the same span.
 
-    python bench/bench_plugin_sls.py [--runs 3] [--nodes 500] [--measure 90] [--json]
+    python bench/bench_plugin_sls.py [--runs 3] [--modes stock,idle,admit,local_only]
+        [--nodes 500] [--measure 90] [--json]
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import json
+import os
 import shutil
 import signal
 import statistics
@@ -51,6 +59,7 @@ from slsrun import SlsCluster  # noqa: E402
 from workload import FIXTURES, TEST_SOURCE_FILES, TraceSpec  # noqa: E402
 
 from yarn_advisor.advisor.model.decision_table import (  # noqa: E402
+    Allow,
     Decisions,
     DecisionTable,
     LocalOnly,
@@ -63,19 +72,28 @@ from yarn_advisor.advisor.model.decision_table import (  # noqa: E402
 CS_METRICS = "Hadoop:service=ResourceManager,name=CapacitySchedulerMetrics"
 ROOT_QUEUE = "Hadoop:service=ResourceManager,name=QueueMetrics,q0=root"
 QUEUES = ("default", "etl", "adhoc")
-MODES = ("stock", "plugin", "idle")
+MODES = ("stock", "idle", "admit", "local_only")
 RATES = ("NodeUpdate", "Allocate")
 LOCALITY = ("AggregateNodeLocalContainersAllocated", "AggregateRackLocalContainersAllocated",
             "AggregateOffSwitchContainersAllocated")
+
+
+def table(rules: tuple[Rule, ...]) -> DecisionTable:
+    return DecisionTable(seq=1, generated_at_ms=int(time.time() * 1000), ttl_ms=3_600_000,
+                         leader="bench", decisions=Decisions(rules=rules))
 
 
 def local_only(nodes: int, rounds: int = 1) -> DecisionTable:
     """Matchmaking's table part for every leaf queue (its ``plan``, no markers)."""
     decision = (RequestDecision(None, local_only=LocalOnly(
         Reason.MATCHMAKING_NONLOCAL, frozenset(), max(1, rounds * nodes))),)
-    rules = tuple(Rule(Match(queue=q), decision) for q in QUEUES)
-    return DecisionTable(seq=1, generated_at_ms=int(time.time() * 1000), ttl_ms=3_600_000,
-                         leader="bench", decisions=Decisions(rules=rules))
+    return table(tuple(Rule(Match(queue=q), decision) for q in QUEUES))
+
+
+def admit_all(node_ids: frozenset[str]) -> DecisionTable:
+    """A host rule on every leaf queue that allows every node: decides, never vetoes."""
+    decision = (RequestDecision(None, allow=Allow(node_ids, Reason.ANACRAC_HOST)),)
+    return table(tuple(Rule(Match(queue=q), decision) for q in QUEUES))
 
 
 def bean(cluster: SlsCluster, name: str) -> dict[str, Any]:
@@ -101,9 +119,9 @@ def one_run(mode: str, args: argparse.Namespace, work: Path,
     classpath: tuple[str, ...] = ()
     if mode != "stock":
         classpath = (str(build()),)
-        # the table names no node; a loaded machine serves it slowly
+        # a table of 500 node ids; a loaded machine serves it slowly
         conf = rm_conf(url=server.url, timeout_ms=3000)
-    server.serve(local_only(args.nodes) if mode == "plugin" else None)
+    server.serve(local_only(args.nodes) if mode == "local_only" else None)
     workdir = Path(tempfile.mkdtemp(prefix=f"sls-{mode}-", dir=work))
     cluster = SlsCluster(workdir, nodes=args.nodes, racks=args.racks,
                          trace=TraceSpec(window_s=args.window, sources=TEST_SOURCE_FILES,
@@ -111,6 +129,17 @@ def one_run(mode: str, args: argparse.Namespace, work: Path,
                          rm_classpath=classpath, extra_conf=conf)
     cluster.start()
     try:
+        ready = time.monotonic()
+        if mode == "admit":
+            nodes = cluster.get("/ws/v1/cluster/nodes")["nodes"]["node"]
+            server.serve(admit_all(frozenset(n["id"] for n in nodes)))
+        applying = mode in ("stock", "idle")
+        while time.monotonic() < ready + args.settle or not applying:
+            if not applying:
+                applying = bean(cluster, MBEAN).get("TableStatus") == "ok"
+                if time.monotonic() > ready + 300:
+                    raise RuntimeError(f"{mode}: the plug-in did not take the table in 300 s")
+            time.sleep(0.5)
         samples: list[dict[str, Any]] = []
         start = bean(cluster, ROOT_QUEUE)
         deadline = time.monotonic() + args.measure
@@ -125,7 +154,8 @@ def one_run(mode: str, args: argparse.Namespace, work: Path,
         shutil.rmtree(workdir, ignore_errors=True)
     placed = {k: int(end.get(k, 0)) - int(start.get(k, 0)) for k in LOCALITY}
     containers = sum(placed.values())
-    out: dict[str, Any] = {"mode": mode, "start_s": round(cluster.start_s, 1)}
+    out: dict[str, Any] = {"mode": mode, "start_s": round(cluster.start_s, 1),
+                           "load_1m": os.getloadavg()[0]}
     for rate in RATES:
         out[f"{rate.lower()}_us"] = weighted_us(samples, rate)
         out[f"{rate.lower()}_ops"] = (int(samples[-1].get(f"{rate}NumOps", 0))
@@ -155,11 +185,13 @@ def medians(rs: list[dict[str, Any]]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--runs", type=int, default=3, help="runs per mode (>= 3 for medians)")
-    ap.add_argument("--modes", default="stock,plugin", help=f"comma-separated of {MODES}")
+    ap.add_argument("--modes", default=",".join(MODES), help=f"comma-separated of {MODES}")
     ap.add_argument("--nodes", type=int, default=500)
     ap.add_argument("--racks", type=int, default=20)
     ap.add_argument("--window", type=int, default=60, help="the trace's arrival window (s)")
     ap.add_argument("--measure", type=float, default=90, help="seconds measured per run")
+    ap.add_argument("--settle", type=float, default=20,
+                    help="seconds after SLS is ready before measuring")
     ap.add_argument("--sample", type=float, default=2.0, help="seconds between JMX reads")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = ap.parse_args(argv)
@@ -182,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"({r['nodeupdate_ops']} passes), allocate {r['allocate_us']} us "
                       f"({r['allocate_ops']}), {r['containers']} containers, node-local "
                       f"{r['node_local']} rack-local {r['rack_local']} off-switch "
-                      f"{r['off_switch']}; {r.get('plugin', '')}", file=sys.stderr, flush=True)
+                      f"{r['off_switch']}; load {r['load_1m']:.0f}; {r.get('plugin', '')}", file=sys.stderr, flush=True)
     finally:
         server.kill()
         shutil.rmtree(work, ignore_errors=True)
