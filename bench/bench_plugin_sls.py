@@ -214,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
                       f"({r['nodeupdate_ops']} passes), allocate {r['allocate_us']} us "
                       f"({r['allocate_ops']}), {r['containers']} containers, node-local "
                       f"{r['node_local']} rack-local {r['rack_local']} off-switch "
-                      f"{r['off_switch']}; load {r['load_1m']:.0f}; {r.get('plugin', '')}", file=sys.stderr, flush=True)
+                      f"{r['off_switch']}; load {r['load_1m']:.0f}; {r.get('plugin', '')}",
+                      file=sys.stderr, flush=True)
     finally:
         server.kill()
         shutil.rmtree(work, ignore_errors=True)
