@@ -69,8 +69,11 @@ SCHEDULER = {f"yarn.scheduler.capacity.root.{q}.user-limit-factor": 10
 
 
 def advisor_config(cluster: MiniCluster, state: Path, interval: float, table: Path,
-                   precision: bool) -> AdvisorConfig:
+                   precision: bool, mm_rounds: int | None = None) -> AdvisorConfig:
+    policies = {} if mm_rounds is None else {
+        "matchmaking": {"params": {"rounds": mm_rounds}}}
     return load(None, {
+        "policies": policies,
         "rm": {"urls": [cluster.rm_url], "history_url": cluster.jhs_url},
         "dry_run": False, "state_dir": str(state),
         "sense": {"interval_s": interval},
@@ -156,7 +159,8 @@ def one_run(cluster: MiniCluster, mode: str, args: argparse.Namespace, work: Pat
     started = time.time()
     if mode != "off":
         advisor = build_live_advisor(advisor_config(cluster, state, args.interval, table,
-                                                    precision=mode == "plugin"))
+                                                    precision=mode == "plugin",
+                                                    mm_rounds=args.mm_rounds))
         loop = AdvisorLoop(advisor, args.interval)
         loop.start()
     applying = False
@@ -236,6 +240,7 @@ def medians(rs: list[dict[str, Any]]) -> dict[str, Any]:
 def summarize(runs: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
     out: dict[str, Any] = {m: medians([r for r in runs if r["mode"] == m]) for m in MODES}
     out |= {"rounds": args.rounds, "interval_s": args.interval, "jobs": args.jobs,
+            "mm_rounds": args.mm_rounds,
             "maps_per_job": args.files, "nodes": 2, "runs": runs}
     return out
 
@@ -246,8 +251,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--interval", type=float, default=5.0, help="advisor cycle (s)")
     ap.add_argument("--jobs", type=int, default=2, help="wordcounts per batch")
     ap.add_argument("--files", type=int, default=16, help="input files (maps) per wordcount")
+    ap.add_argument("--mm-rounds", type=int, default=None,
+                    help="Matchmaking's rounds (its local_only skip budget is rounds x "
+                    "RUNNING nodes); default: the policy's own (1)")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     args = ap.parse_args(argv)
+    if args.mm_rounds is not None and args.mm_rounds < 1:
+        ap.error("--mm-rounds must be >= 1")
     if args.rounds < 1 or args.jobs < 1 or args.files < 1 or args.interval <= 0:
         ap.error("--rounds, --jobs and --files must be >= 1 and --interval > 0")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the cluster on TERM too
