@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from conftest import ReplayRun
 from prometheus_client import generate_latest
 from prometheus_client.registry import CollectorRegistry
 
@@ -25,6 +24,9 @@ from yarn_advisor.advisor.observe.server import AdvisorServer
 from yarn_advisor.connectors import jmx as jmxp
 from yarn_advisor.connectors.errors import ParseError
 from yarn_advisor.connectors.jmx.client import RM_PLUGIN_BEAN
+
+if TYPE_CHECKING:
+    from conftest import ReplayRun
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "rm-plugin-jmx"
 
