@@ -113,6 +113,20 @@ def weighted_us(samples: list[dict[str, Any]], rate: str) -> float | None:
     return total / weight / 1000 if weight else None
 
 
+def start_sls(cluster: SlsCluster, tries: int = 3) -> None:
+    """Start SLS; a start that lost a free port to another process on this machine
+    (BindException: SLS exits during start-up) is tried again on new ports."""
+    for attempt in range(1, tries + 1):
+        try:
+            cluster.start()
+            return
+        except RuntimeError as exc:
+            if attempt == tries or "BindException" not in str(exc):
+                raise
+            print(f"SLS start {attempt} lost a port; again", file=sys.stderr)
+            cluster.ports.clear()
+
+
 def one_run(mode: str, args: argparse.Namespace, work: Path,
             server: TableServer) -> dict[str, Any]:
     conf: dict[str, object] = {}
@@ -127,7 +141,7 @@ def one_run(mode: str, args: argparse.Namespace, work: Path,
                          trace=TraceSpec(window_s=args.window, sources=TEST_SOURCE_FILES,
                                          data=FIXTURES),
                          rm_classpath=classpath, extra_conf=conf)
-    cluster.start()
+    start_sls(cluster)
     try:
         ready = time.monotonic()
         if mode == "admit":
