@@ -217,6 +217,8 @@ class Sense(ConfigModel):
     rm_conf_values: dict[str, str] = Field(default_factory=dict)
     mapreduce: MapReduceSense = MapReduceSense()
     nm_jmx: NmJmxSense = NmJmxSense()
+    # the RM plug-in's MBean (docs/plugin.md): "auto" reads it while precision mode is on
+    rm_plugin: Literal["auto", "on", "off"] = "auto"
 
 
 class Classifier(ConfigModel):

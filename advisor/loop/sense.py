@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 
 from yarn_advisor.advisor.model.assemble import build_snapshot
 from yarn_advisor.advisor.model.gcpause import paused_gc
+from yarn_advisor.advisor.model.plugin import PluginStatus
 from yarn_advisor.advisor.model.snapshot import (
     App,
     Container,
@@ -125,6 +126,7 @@ class LiveSensor:
     params: Sense
     memory: SenseMemory = field(default_factory=SenseMemory)
     stats: dict[str, SourceStat] = field(default_factory=dict)
+    rm_plugin: bool = False  # read the RM plug-in's MBean (sense.rm_plugin, resolved)
     _deadline: float = field(default=float("inf"), repr=False)  # this cycle's, monotonic
 
     def sense(self, now_ms: int) -> Snapshot:
@@ -163,6 +165,7 @@ class LiveSensor:
             usage = self._optional("nm_jmx", no_usage, lambda: self._usage(pool, nodes),
                                    enabled=self.params.nm_jmx.enabled)
             qm = self._optional("rm_jmx", no_qm, self._queue_metrics, enabled=self.params.rm_jmx)
+            plugin = self._optional("rm_plugin", None, self._plugin, enabled=self.rm_plugin)
             no_conf: dict[str, str] = {}
             sched_conf = self._optional(
                 "scheduler_conf", no_conf,
@@ -189,6 +192,7 @@ class LiveSensor:
             scheduler_type=sched_type, queues=queues, nodes=nodes, apps=apps,
             containers=containers, usage=usage, jobs=jobs, tasks=tasks,
             finished_tasks=done, queue_metrics=qm, scheduler_conf=sched_conf, rm_conf=rm_conf,
+            plugin=plugin,
             sources={"rm": True, **{k: s.ok for k, s in self.stats.items() if k in OPTIONAL}},
         )
         self.memory.task_nodes = {t.id: t.node_id for t in snapshot.tasks if t.node_id}
@@ -329,6 +333,9 @@ class LiveSensor:
     def _queue_metrics(self) -> tuple[QueueMetricsBean, ...]:
         return jmxp.queue_metrics(jmxp.parse_beans(self.connectors.jmx.rm_queue_beans()))
 
+    def _plugin(self) -> PluginStatus | None:
+        return jmxp.plugin_status(jmxp.parse_beans(self.connectors.jmx.rm_plugin_bean()))
+
     def _mapreduce(self, pool: ThreadPoolExecutor, running: Sequence[App],
                    now_ms: int) -> MapReduceParts:
         mr = self.connectors.mapreduce
@@ -391,4 +398,4 @@ def _mapped(step: Callable[[], T]) -> T:
 
 
 OPTIONAL = ("containers", "nm_jmx", "rm_jmx", "scheduler_conf", "rm_conf", "mapreduce",
-            "history")
+            "history", "rm_plugin")

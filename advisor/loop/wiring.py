@@ -56,7 +56,14 @@ def build_sensor(cfg: AdvisorConfig, recorder: Recorder | None = None) -> LiveSe
         jmx=JmxClient(http, rm, cfg.sense.nm_jmx.scheme),
         mapreduce=MapReduceClient(http, rm, cfg.rm.history_url),
     )
-    return LiveSensor(connectors, cfg.sense)
+    return LiveSensor(connectors, cfg.sense, rm_plugin=reads_plugin(cfg))
+
+
+def reads_plugin(cfg: AdvisorConfig) -> bool:
+    """Whether the sensor reads the RM plug-in's MBean: ``sense.rm_plugin`` on, or auto
+    while this advisor publishes a decision table (precision mode)."""
+    mode = cfg.sense.rm_plugin
+    return mode == "on" or (mode == "auto" and cfg.precision.enabled)
 
 
 def build_classifier(cfg: AdvisorConfig, persist: bool = True) -> TaskClassifier | None:

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from operator import attrgetter
 
+from yarn_advisor.advisor.model.plugin import PluginStatus
 from yarn_advisor.advisor.model.snapshot import (
     App,
     ClusterInfo,
@@ -46,6 +47,7 @@ def build_snapshot(
     sources: Mapping[str, bool] | None = None,
     scheduler_conf: Mapping[str, str] | None = None,
     rm_conf: Mapping[str, str] | None = None,
+    plugin: PluginStatus | None = None,
 ) -> Snapshot:
     """Join and order the parts; every argument is already parsed."""
     by_container = {u.container_id: u for u in usage}
@@ -76,6 +78,7 @@ def build_snapshot(
         scheduler_type=scheduler_type,
         scheduler_conf=dict(scheduler_conf or {}),
         rm_conf=dict(rm_conf or {}),
+        plugin=plugin,
     )
 
 

@@ -17,6 +17,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from yarn_advisor.advisor.model.plugin import PluginStatus
+
 INT_MIN, INT_MAX = -(1 << 31), (1 << 31) - 1  # a Java int: what the RM parses a setting as
 
 
@@ -364,6 +366,8 @@ class Snapshot:
     # mutable store and admin rights) and selected RM settings (GET /conf)
     scheduler_conf: Mapping[str, str] = field(default_factory=dict)
     rm_conf: Mapping[str, str] = field(default_factory=dict)
+    # the RM plug-in's own counters (its JMX MBean), None when not read or not there
+    plugin: PluginStatus | None = None
 
     @cached_property
     def app_by_id(self) -> Mapping[str, App]:

@@ -31,8 +31,10 @@ from yarn_advisor.advisor.act.outcomes import Block
 from yarn_advisor.advisor.act.watchdog import Signal
 from yarn_advisor.advisor.engine.classify import ClassifierSummary
 from yarn_advisor.advisor.loop.report import CycleReport, Totals
+from yarn_advisor.advisor.model.decision_table import Reason
 from yarn_advisor.advisor.model.families import MIB, TOP_N, counter, gauge, single
 from yarn_advisor.advisor.model.payloads import ContainerSize, NodeResource, Priority
+from yarn_advisor.advisor.model.plugin import FALLBACKS, PluginStatus
 from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.advisor.model.snapshot import Snapshot
 from yarn_advisor.advisor.policies import POLICIES, AnyPolicy
@@ -108,6 +110,8 @@ class AdvisorCollector(Collector):
         yield from self._actions_of_cycle(report)
         if report.snapshot is not None:
             yield from _snapshot(report.snapshot)
+            if report.snapshot.plugin is not None:
+                yield from _plugin(report.snapshot.plugin)
         yield from self._recommendations(report.recommendations)
         yield from self._policies(report)
         if report.classifier is not None:
@@ -291,3 +295,24 @@ def _snapshot(s: Snapshot) -> Iterable[Metric]:
     yield gauge("queue_used_capacity_ratio", "Used capacity of each leaf queue as a ratio of "
                 "its configured capacity (may exceed 1)", ["queue"],
                 [((q.path,), q.used_capacity / 100) for q in s.queues if q.is_leaf])
+
+
+def _plugin(p: PluginStatus) -> Iterable[Metric]:
+    """The RM plug-in's own counters, as the RM's JMX served them this cycle (sense
+    ``rm_plugin``): the table it applies, its vetoes and fall-backs (docs/plugin.md)."""
+    yield single("rm_plugin_table_seq", "Sequence number of the decision table the RM "
+                 "plug-in applies (-1: none)", p.table_seq)
+    yield single("rm_plugin_table_age_seconds", "Age of the table the RM plug-in applies, "
+                 "by the RM's clock (-1: none)", p.table_age_ms / 1000 if p.applying else -1)
+    yield gauge("rm_plugin_table_status", "Outcome of the RM plug-in's last poll of the "
+                "table (1 for its status)", ["status"], [((p.status_class,), 1.0)])
+    yield counter("rm_plugin_admits", "Allocation attempts the RM plug-in let through on a "
+                  "valid table", [], [((), p.admits)])
+    reasons = sorted({*(r.value for r in Reason), *p.vetoes})
+    yield counter("rm_plugin_vetoes", "Allocation attempts the RM plug-in skipped, by the "
+                  "table's reason", ["reason"], [((r,), p.vetoes.get(r, 0)) for r in reasons])
+    whys = sorted({*FALLBACKS, *p.fallbacks})
+    yield counter("rm_plugin_fallbacks", "Allocation attempts the RM plug-in left to YARN's "
+                  "default, by why", ["reason"], [((w,), p.fallbacks.get(w, 0)) for w in whys])
+    yield counter("rm_plugin_polls", "The RM plug-in's polls of the table, by outcome",
+                  ["outcome"], [(("ok",), p.polls_ok), (("failed",), p.polls_failed)])

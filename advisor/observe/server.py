@@ -27,6 +27,7 @@ from prometheus_client.registry import CollectorRegistry
 from yarn_advisor.advisor.act.publish import latest
 from yarn_advisor.advisor.ha.status import ALONE, HaCollector
 from yarn_advisor.advisor.loop.daemon import Advisor
+from yarn_advisor.advisor.model.plugin import PluginStatus
 from yarn_advisor.advisor.observe.metrics import AdvisorCollector, BuildInfo
 from yarn_advisor.config.schema import AdvisorConfig, Server
 
@@ -126,7 +127,20 @@ class AdvisorServer:
         stale = self.interval_s > 0 and age > 3 * self.interval_s
         if stale:
             body["status"] = "stale"
+        if latest.snapshot is not None and latest.snapshot.plugin is not None:
+            body["plugin"] = self.plugin(latest.snapshot.plugin)
         return (200 if latest.outcome == "ok" and not stale else 503), body
+
+    def plugin(self, p: PluginStatus) -> dict[str, Any]:
+        """What the RM plug-in applies (its MBean, read this cycle) beside what this advisor
+        published: informative only, the plug-in fails open whatever it says."""
+        publisher = self.advisor.actuator.publisher
+        return {"table_status": p.table_status, "table_seq": p.table_seq,
+                "table_age_s": round(p.table_age_ms / 1000, 1) if p.applying else None,
+                "table_leader": p.table_leader,
+                "published_seq": None if publisher is None or publisher.withdrawn
+                else publisher.seq,
+                "vetoes": sum(p.vetoes.values()), "fallbacks": dict(p.fallbacks)}
 
     def liveness(self) -> tuple[int, dict[str, Any]]:
         """200 while cycles keep starting (whatever their outcome), 503 once the loop

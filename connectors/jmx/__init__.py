@@ -6,7 +6,9 @@ from yarn_advisor.connectors.jmx.parse import (
     cluster_metrics_bean,
     container_usage,
     parse_beans,
+    plugin_status,
     queue_metrics,
 )
 
-__all__ = ["cluster_metrics_bean", "container_usage", "parse_beans", "queue_metrics"]
+__all__ = ["cluster_metrics_bean", "container_usage", "parse_beans", "plugin_status",
+           "queue_metrics"]

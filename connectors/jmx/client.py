@@ -17,6 +17,7 @@ __all__ = ["JmxClient"]
 RM_QUEUE_BEANS = "Hadoop:service=ResourceManager,name=QueueMetrics,*"
 RM_CLUSTER_BEAN = "Hadoop:service=ResourceManager,name=ClusterMetrics"
 NM_CONTAINER_BEANS = "Hadoop:service=NodeManager,name=ContainerResource_*"
+RM_PLUGIN_BEAN = "Hadoop:service=ResourceManager,name=AdvisorPlugin"  # the RM plug-in's
 
 
 class JmxClient:
@@ -32,6 +33,10 @@ class JmxClient:
 
     def rm_cluster_bean(self) -> Any:
         return self.rm.jmx(RM_CLUSTER_BEAN)
+
+    def rm_plugin_bean(self) -> Any:
+        """The RM plug-in's MBean (``{"beans": []}`` when the RM has none)."""
+        return self.rm.jmx(RM_PLUGIN_BEAN)
 
     def nm_container_beans(self, node_http_address: str) -> Any:
         url = f"{self.nm_scheme}://{node_http_address}/jmx"

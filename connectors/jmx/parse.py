@@ -8,7 +8,9 @@ by name from its result:
   which add ``,user=<name>``, are skipped);
 * RM ``Hadoop:service=ResourceManager,name=ClusterMetrics`` -> ``{attr: int}``;
 * NM ``Hadoop:service=NodeManager,name=ContainerResource_<containerId>`` ->
-  :class:`~yarn_advisor.advisor.model.snapshot.ContainerUsage`.
+  :class:`~yarn_advisor.advisor.model.snapshot.ContainerUsage`;
+* RM ``Hadoop:service=ResourceManager,name=AdvisorPlugin`` (the RM plug-in's, when it is
+  installed) -> :class:`~yarn_advisor.advisor.model.plugin.PluginStatus`.
 
 A missing attribute reads as 0: attribute sets differ between versions and
 the NM only fills container gauges after its first flush period.
@@ -18,16 +20,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from yarn_advisor.advisor.model.plugin import PluginStatus
 from yarn_advisor.advisor.model.snapshot import ContainerUsage, QueueMetricsBean
-from yarn_advisor.connectors._json import JSON, as_float, as_int, as_list, res_pair, top
+from yarn_advisor.connectors._json import JSON, as_float, as_int, as_list, as_str, res_pair, top
 from yarn_advisor.connectors.errors import ParseError
 
-__all__ = ["cluster_metrics_bean", "container_usage", "parse_beans", "queue_metrics"]
+__all__ = ["cluster_metrics_bean", "container_usage", "parse_beans", "plugin_status",
+           "queue_metrics"]
 
 JMX = "/jmx"
 QUEUE_PREFIX = "Hadoop:service=ResourceManager,name=QueueMetrics,"
 CLUSTER_BEAN = "Hadoop:service=ResourceManager,name=ClusterMetrics"
 CONTAINER_PREFIX = "Hadoop:service=NodeManager,name=ContainerResource_"
+PLUGIN_BEAN = "Hadoop:service=ResourceManager,name=AdvisorPlugin"
 
 
 def parse_beans(body: object) -> list[JSON]:
@@ -119,3 +124,34 @@ def container_usage(beans: list[JSON]) -> tuple[ContainerUsage, ...]:
             )
         )
     return tuple(out)
+
+
+def plugin_status(beans: list[JSON]) -> PluginStatus | None:
+    """The RM plug-in's MBean; None when the RM has none (not installed, or not started
+    yet: it starts with the RM's first request). ``TableStatus`` is the one attribute it
+    must have; the per-reason ``Vetoes.<reason>`` / ``Fallbacks.<why>`` are taken as the
+    RM lists them (their totals are their sums)."""
+    bean = next((b for b in beans if b["name"] == PLUGIN_BEAN), None)
+    if bean is None:
+        return None
+    status = bean.get("TableStatus")
+    if not isinstance(status, str):
+        raise ParseError(f"{JMX}: {PLUGIN_BEAN} without a string 'TableStatus'")
+    g = bean.get
+    return PluginStatus(
+        table_status=status,
+        table_seq=as_int(g("TableSeq"), -1),
+        table_age_ms=as_int(g("TableAgeMs"), -1),
+        table_version=as_int(g("TableVersion"), -1),
+        table_leader=as_str(g("TableLeader")),
+        admits=as_int(g("Admits")),
+        vetoes=_per("Vetoes.", bean),
+        fallbacks=_per("Fallbacks.", bean),
+        polls_ok=as_int(g("PollsOk")),
+        polls_failed=as_int(g("PollsFailed")),
+    )
+
+
+def _per(prefix: str, bean: JSON) -> dict[str, int]:
+    return {k[len(prefix):]: as_int(v) for k, v in sorted(bean.items())
+            if k.startswith(prefix) and _is_number(v)}

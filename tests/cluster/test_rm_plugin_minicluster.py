@@ -14,6 +14,8 @@ the maps of a job over ``file://`` input ask for that node (and its rack, the on
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import tempfile
 import time
@@ -21,11 +23,14 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError
+from urllib.request import urlopen
 
 import pytest
-from rmplugin import TableServer, build
+from rmplugin import MBEAN, ORDERING, TableServer, build, rm_conf
 from yarnmini import MiniCluster, NodeSpec, SubmittedApp
 
+from yarn_advisor.advisor.engine.settings import load_config
+from yarn_advisor.advisor.loop.wiring import build_sensor
 from yarn_advisor.advisor.model.decision_table import (
     Allow,
     AppDecisions,
@@ -38,10 +43,9 @@ from yarn_advisor.advisor.model.decision_table import (
     RequestDecision,
     Rule,
 )
+from yarn_advisor.advisor.model.snapshot import Snapshot
 
 pytestmark = [pytest.mark.cluster, pytest.mark.slow]
-MBEAN = "Hadoop:service=ResourceManager,name=AdvisorPlugin"
-ORDERING = "io.github.yarnadvisor.plugin.AdvisorOrderingPolicy"
 # one user may fill the cluster from any queue; queue etl orders its apps by the table's
 # ranks; a heartbeat places many off-switch containers (YARN's default: one), so the
 # cluster goes to the first application of the order within a heartbeat or two
@@ -67,12 +71,7 @@ def plugin_cluster(advisor: TableServer) -> Iterator[MiniCluster]:
                           nodes=(NodeSpec(6144, 6), NodeSpec(3072, 3)),
                           node_hosts=("127.0.0.2", "localhost"),
                           rm_classpath=(str(jar),), scheduler_conf=SCHEDULER,
-                          extra_conf={
-                              "yarn.scheduler.app-placement-allocator.class":
-                                  "io.github.yarnadvisor.plugin.AdvisorPlacementAllocator",
-                              "yarn.advisor.plugin.table.url": advisor.url,
-                              "yarn.advisor.plugin.poll-ms": 200,
-                          })
+                          extra_conf=rm_conf(url=advisor.url))
     cluster.start()
     # the plug-in starts with the RM's first request (docs/plugin.md): one application
     # without a table loads it, so the tests' first containers already see their table
@@ -152,6 +151,65 @@ def test_a_served_rule_keeps_an_app_off_a_host_from_its_first_container(
     after = jmx(plugin_cluster)
     assert after["Vetoes.anacrac.host"] > vetoes0  # the RM offered the big node: refused
     assert after["TableSeq"] == 1 and after["TableLeader"] == "test-advisor"
+
+
+# --- the advisor senses the plug-in ----------------------------------------------------
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "rm-plugin-jmx"
+
+
+def sensed(cluster: MiniCluster, precision: bool) -> Snapshot:
+    """One sense step of the advisor against the cluster (precision mode on or off, the
+    plug-in's source at its default, ``auto``)."""
+    cfg = load_config(None, {"rm": {"urls": [cluster.rm_url]},
+                             "precision": {"enabled": precision},
+                             "sense": {"mapreduce": {"enabled": False}, "nm_jmx": {
+                                 "enabled": False}}})
+    return build_sensor(cfg).sense(int(time.time() * 1000))
+
+
+def record(cluster: MiniCluster, name: str, what: str) -> None:
+    """Save the RM's ``/jmx`` answer for the plug-in's MBean as the tests' fixture, with
+    where and when it was read (only when YARN_ADVISOR_RECORD_PLUGIN_JMX=1)."""
+    if os.environ.get("YARN_ADVISOR_RECORD_PLUGIN_JMX") != "1":
+        return
+    url = f"{cluster.rm_url}/jmx?qry={MBEAN}"
+    with urlopen(url, timeout=30) as resp:
+        status, body = resp.status, resp.read().decode()
+    RECORDED.mkdir(parents=True, exist_ok=True)
+    (RECORDED / f"{name}.json").write_text(json.dumps({
+        "provenance": f"GET /jmx?qry={MBEAN} of a real Hadoop 3.4.2 ResourceManager (mini "
+                      f"cluster) running rm-plugin's jar, {what}; recorded by "
+                      f"tests/cluster/test_rm_plugin_minicluster.py at "
+                      f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}",
+        "status": status, "body": body}, indent=1) + "\n")
+
+
+def test_the_advisor_senses_the_plugins_bean_while_it_publishes(
+        plugin_cluster: MiniCluster, advisor: TableServer) -> None:
+    _big, small = sorted(nodes(plugin_cluster))
+    advisor.serve(keep_off(small, int(time.time() * 1000)))
+    wait_for(lambda: jmx(plugin_cluster)["TableStatus"] == "ok", "the plug-in to take the table")
+    run_watching(plugin_cluster, containers=12)  # the RM offers the big node: vetoes
+    got = sensed(plugin_cluster, precision=True).plugin
+    raw = jmx(plugin_cluster)
+    assert got is not None and got.table_status == "ok" and got.applying
+    assert (got.table_seq, got.table_leader) == (1, "test-advisor")
+    assert 0 <= got.table_age_ms < 600_000
+    assert 0 < got.vetoes["anacrac.host"] <= raw["Vetoes.anacrac.host"]
+    assert sum(got.vetoes.values()) <= raw["Vetoes"]
+    assert got.admits > 0 and got.polls_ok > 0
+    assert set(got.fallbacks) == {"no_table", "expired", "unknown_app", "error"}
+    record(plugin_cluster, "applying", "a table (seq 1) keeping queue adhoc off one of two "
+           "nodes applied, after an application the plug-in kept off it")
+    # an advisor that does not publish a table does not read the bean (sense.rm_plugin auto)
+    assert sensed(plugin_cluster, precision=False).plugin is None
+    advisor.serve(None)
+    wait_for(lambda: jmx(plugin_cluster)["TableStatus"] == "withdrawn", "the withdrawal")
+    gone = sensed(plugin_cluster, precision=True).plugin
+    assert gone is not None and gone.table_status == "withdrawn" and not gone.applying
+    assert gone.table_seq == -1 and gone.vetoes["anacrac.host"] >= got.vetoes["anacrac.host"]
+    record(plugin_cluster, "withdrawn", "the advisor's endpoint answering 404 (no table) "
+           "after the table above")
 
 
 # --- Matchmaking: node-local maps ------------------------------------------------------

@@ -25,6 +25,27 @@ ROOT = Path(__file__).resolve().parents[2]
 PROJECT = ROOT / "rm-plugin"
 JAR = PROJECT / "target" / "yarn-advisor-rm-plugin.jar"
 BENCH = "io.github.yarnadvisor.plugin.PrecheckBench"
+ALLOCATOR = "io.github.yarnadvisor.plugin.AdvisorPlacementAllocator"
+ORDERING = "io.github.yarnadvisor.plugin.AdvisorOrderingPolicy"
+MBEAN = "Hadoop:service=ResourceManager,name=AdvisorPlugin"
+
+
+def rm_conf(*, url: str | None = None, file: Path | None = None, poll_ms: int = 200,
+            timeout_ms: int | None = None) -> dict[str, Any]:
+    """The plug-in's keys in the RM's yarn-site.xml (docs/plugin.md, *Install*): the
+    allocator class and where the table comes from (the advisor's endpoint or its file),
+    polled every ``poll_ms``; ``timeout_ms`` None keeps the plug-in's default (500)."""
+    if (url is None) == (file is None):
+        raise ValueError("rm_conf: give the table's url or its file, not both")
+    conf: dict[str, Any] = {"yarn.scheduler.app-placement-allocator.class": ALLOCATOR,
+                            "yarn.advisor.plugin.poll-ms": poll_ms}
+    if url is not None:
+        conf["yarn.advisor.plugin.table.url"] = url
+    if file is not None:
+        conf["yarn.advisor.plugin.table.file"] = str(file)
+    if timeout_ms is not None:
+        conf["yarn.advisor.plugin.timeout-ms"] = timeout_ms
+    return conf
 
 
 def _env() -> dict[str, str]:

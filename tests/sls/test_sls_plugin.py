@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rmplugin import TableServer, build
+from rmplugin import MBEAN, TableServer, build, rm_conf
 from slsrun import SlsCluster
 from workload import FIXTURES, TEST_SOURCE_FILES, TraceSpec
 
@@ -30,7 +30,6 @@ from yarn_advisor.advisor.model.decision_table import (
 )
 
 pytestmark = [pytest.mark.sls, pytest.mark.slow]
-MBEAN = "Hadoop:service=ResourceManager,name=AdvisorPlugin"
 QUEUES = ("default", "etl", "adhoc")
 CS_METRICS = "Hadoop:service=ResourceManager,name=CapacitySchedulerMetrics"
 
@@ -48,14 +47,8 @@ def plugin_sls(advisor: TableServer) -> Iterator[SlsCluster]:
     cluster = SlsCluster(workdir, nodes=500, racks=20,
                          trace=TraceSpec(window_s=60, sources=TEST_SOURCE_FILES, data=FIXTURES),
                          rm_classpath=(str(build()),),
-                         extra_conf={
-                             "yarn.scheduler.app-placement-allocator.class":
-                                 "io.github.yarnadvisor.plugin.AdvisorPlacementAllocator",
-                             "yarn.advisor.plugin.table.url": advisor.url,
-                             "yarn.advisor.plugin.poll-ms": 200,
-                             # the table names 250 nodes; a loaded machine serves it slowly
-                             "yarn.advisor.plugin.timeout-ms": 3000,
-                         })
+                         # the table names 250 nodes; a loaded machine serves it slowly
+                         extra_conf=rm_conf(url=advisor.url, timeout_ms=3000))
     cluster.start()
     yield cluster
     cluster.stop()
