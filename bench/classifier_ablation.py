@@ -42,8 +42,8 @@ VARIANTS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
     ("without P (progress)", {}, ("P",)),
     ("no shape discount (rho 0)", {"shape_correlation": 0.0}, ()),
     ("reduce group discounted (0.3)", {"reduces_correlation": 0.3}, ()),
-    ("no frequency evidence", {"evidence": False}, ()),
-    ("evidence prior 1", {"evidence_prior": 1.0}, ()),
+    ("frequency evidence on", {"evidence": True}, ()),
+    ("frequency evidence on, prior 1", {"evidence": True, "evidence_prior": 1.0}, ()),
     ("calibration aim 0.75", {"calibration_aim": 0.75}, ()),
     ("not calibrated (min_confidence 0.9)", {"calibrate": False}, ()),
     ("no overdue rule", {"overdue_factor": 1e9}, ()),
@@ -51,7 +51,7 @@ VARIANTS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
     ("no maps-waiting rule", {"long_while_maps_wait": False}, ()),
     ("min_support 1", {"min_support": 1}, ()),
     ("no relaxed rule (budget 0)", {"relaxed_budget": 0.0}, ()),
-    ("the frequency rule alone (online)", {**FREQUENCY_RULE, "evidence": False},
+    ("the frequency rule alone (online)", FREQUENCY_RULE,
      ("Q", "A", "Z", "R", "D", "J", "P")),
 )
 

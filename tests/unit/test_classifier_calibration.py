@@ -123,7 +123,7 @@ def _alice(job: str, maps: str) -> tuple[str, ...]:
     return ("F,S,Q,U=MR|MAP|q|alice", "F,S,Q,U,A=MR|MAP|q|alice|etl",
             "F,S,Q,U,A,P=MR|MAP|q|alice|etl|100", f"J,S={job}|MAP",
             f"F,S,Q,U,A,Z,D=MR|MAP|q|alice|etl|{maps}|r0|1024",
-            f"F,S,Q,U,A,R,D=MR|MAP|q|alice|etl|r0|1024")
+            "F,S,Q,U,A,R,D=MR|MAP|q|alice|etl|r0|1024")
 
 
 def _calibrated(evidence: bool) -> NaiveBayesTaskClassifier:
@@ -160,7 +160,7 @@ def test_the_frequency_evidence_calls_a_user_short_whose_every_size_was_short() 
 
 
 def test_the_evidence_waits_for_the_calibration_at_cold_start() -> None:
-    model = NaiveBayesTaskClassifier()
+    model = NaiveBayesTaskClassifier(evidence=True)
     for i in range(12):
         model.learn(_alice(f"job_{i}", f"m{2 ** i}"), False)
     assert model.calibration.threshold is None
