@@ -388,15 +388,17 @@ def evaluate_reader(
     *,
     rename: str | None = None,
     params: Mapping[str, Any] | None = None,
+    without: Collection[str] = (),
 ) -> EvalResult:
     """Evaluate one fresh model over the history ``reader`` reads (JobHistory
     files, Spark event logs, a task CSV): all its jobs are one timeline, so
     tasks are replayed in time order across files. The reader's counts go to
-    :attr:`EvalResult.read`, its damaged records to :attr:`EvalResult.problems`."""
+    :attr:`EvalResult.read`, its damaged records to :attr:`EvalResult.problems`.
+    ``without``: properties given one value for every task (see :func:`evaluate_jobs`)."""
     model, result = _start(reader.paths, threshold_s, min_confidence, cycle_ms, min_support,
                            params)
     result.rename = rename
-    evaluate_jobs(list(reader), model, result, cycle_ms, rename)
+    evaluate_jobs(list(reader), model, result, cycle_ms, rename, without=without)
     result.read = reader.report.to_json()
     result.problems.extend(reader.report.problem_lines())
     return result

@@ -35,6 +35,7 @@ from collections import OrderedDict
 from typing import Any
 
 BINS = 200  # score bins of width 0.005
+NOTHING = 1.01  # a threshold above every score: nothing is called short
 MAX_NOTED = 50_000  # job stages whose last score is remembered
 RECOMPUTE_EVERY = 32  # learned outcomes between threshold updates (a long one: at once)
 
@@ -101,7 +102,7 @@ class Calibration:
         rate = min(self.budget, 2 * self.budget - self.long_called_short / n) if n else 0.0
         allowed = self.aim * rate * n - 1.0
         if n and rate <= 0:
-            self.threshold = 1.0  # over the budget twice: call nothing until it recovers
+            self.threshold = NOTHING  # over the budget twice: call nothing until it recovers
             return
         if allowed < 0:
             self.threshold = None

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from yarn_advisor.classifiers.model.budget import Calls
-from yarn_advisor.classifiers.model.calibration import BINS, Calibration
+from yarn_advisor.classifiers.model.calibration import BINS, NOTHING, Calibration
 from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
 
 
@@ -116,4 +116,54 @@ def test_calls_realized_beyond_the_budget_make_the_threshold_stricter() -> None:
     # 30 realized of 1045 (2.9 %): aim 1.1 %, 10.8 allowed: only 0.99
     assert calibrated(30).threshold == pytest.approx(0.99)
     # over twice the budget: nothing is called short until long tasks make room
-    assert calibrated(50).threshold == 1.0
+    assert calibrated(50).threshold == NOTHING
+
+
+def _alice(job: str, maps: str) -> tuple[str, ...]:
+    return ("F,S,Q,U=MR|MAP|q|alice", "F,S,Q,U,A=MR|MAP|q|alice|etl",
+            "F,S,Q,U,A,P=MR|MAP|q|alice|etl|100", f"J,S={job}|MAP",
+            f"F,S,Q,U,A,Z,D=MR|MAP|q|alice|etl|{maps}|r0|1024",
+            "F,S,Q,U,A,R,D=MR|MAP|q|alice|etl|r0|1024")
+
+
+def _calibrated(evidence: bool) -> NaiveBayesTaskClassifier:
+    """A mostly long cluster whose calibrated threshold is 0.97, and alice, whose
+    jobs recur with new sizes, every one of her tasks short."""
+    model = NaiveBayesTaskClassifier(evidence=evidence)
+    for i in range(12):  # one short task in each of 12 sizes
+        model.learn(_alice(f"job_{i}", f"m{2 ** i}"), False)
+    for i in range(3000):
+        model.learn(tuple(f.replace("alice", "bob") for f in _alice(f"b{i}", "m8")), True)
+    outcomes(model.calibration, 0.97, 500, 0, "J,S=seen|MAP")
+    assert model.confidence() == pytest.approx(0.97)
+    return model
+
+
+def test_the_frequency_evidence_calls_a_user_short_whose_every_size_was_short() -> None:
+    new_size = _alice("job_new", "m8192")
+    with_evidence, without = _calibrated(True), _calibrated(False)
+    p = without.posterior(new_size)
+    assert p is not None and p < 0.97  # a new size hands the model little: held back
+    assert without.predict(new_size).reason == "low-confidence"
+    before = json.dumps(with_evidence.to_dict(), sort_keys=True)
+    calls = Calls()
+    pred = with_evidence.predict(new_size, calls)
+    assert pred.short and pred.p_short == 1.0  # all 12 of alice's tasks were short
+    assert json.dumps(with_evidence.to_dict(), sort_keys=True) == before  # decide stays pure
+    # the calibration records the score the call was made with, in the learn step
+    with_evidence.note(calls)
+    with_evidence.calibration.learned("J,S=job_new|MAP", True, True)
+    assert with_evidence.calibration.long[BINS - 1] == 1
+    # one long task of alice's lowers her share under the threshold: long again
+    with_evidence.learn(_alice("job_x", "m4"), True)
+    assert with_evidence.predict(new_size).reason == "low-confidence"
+
+
+def test_the_evidence_waits_for_the_calibration_at_cold_start() -> None:
+    model = NaiveBayesTaskClassifier(evidence=True)
+    for i in range(12):
+        model.learn(_alice(f"job_{i}", f"m{2 ** i}"), False)
+    assert model.calibration.threshold is None
+    new_size = _alice("job_new", "m8192")
+    pred = model.predict(new_size)  # the fixed min_confidence on the model's own score
+    assert pred.p_short == model.posterior(new_size) < 1.0
