@@ -16,12 +16,15 @@ name (``MappingRuleMatchers.VariableMatcher``: ``%application`` equals), not
 the application type ANACRAC's derived rules use, so the rule set written
 here would name each matching application (their names are known before
 submission in these workloads). ``tasks_maximum`` (ANACRAC's per-node limit)
-has no RM lever and is not applied.
+has no RM lever of its own; the stand-in rows (``stand_ins``) add, one at a
+time on top of that ceiling, each outside setting that could take its place:
+the label partition's maximum-capacity or the user limit sized to cap x
+nodes, the per-node-heartbeat assignment limits, the nodes' resource.
 
 Reported per table: Fair (the paper's reference), ANACRAC in the RM, the
 sidecar at its defaults, the sidecar writing the mapping rules itself
 (``set_mapping_rules``: ``bench/anacrac_sidecar_labels.py``'s rules, each
-naming its applications), and the mapping-rule ceiling: total time, failed
+naming its applications), the mapping-rule ceiling and each stand-in row: total time, failed
 and unfinished jobs (a run that stalls: nothing left could progress, as
 when a job's AM has blacklisted every host its queue's label reaches), and
 the share of the in-RM gain on each (failed or unfinished jobs counted
@@ -103,6 +106,10 @@ def stand_ins(wl: Workload) -> list[tuple[str, str, Workload, dict[str, str]]]:
       queue's total there, not any node's;
     - ``user-limit-factor``: the same bound per user (``UsersManager.computeUserLimit``;
       ``LeafQueue`` lets a user pass it by one container);
+    - ``per-node-heartbeat.maximum-offswitch-assignments`` (default 1; these maps have
+      no data locality, so every container is off-switch): one per node heartbeat
+      already, which is what lets a total bound act as a per-node one here: the row
+      with 100 shows it;
     - ``per-node-heartbeat.maximum-container-assignments`` = cap, and
       ``multiple-assignments-enabled`` false: how many containers one heartbeat may
       assign on a node (``CapacityScheduler.canAllocateMore``, lines 1559-1576), not how
@@ -124,12 +131,17 @@ def stand_ins(wl: Workload) -> list[tuple[str, str, Workload, dict[str, str]]]:
     label_max = {f"{P}root.{QUEUE}.accessible-node-labels.{LABEL}.maximum-capacity": str(pct)}
     per_beat = {f"{P}per-node-heartbeat.maximum-container-assignments": str(cap)}
     one_beat = {f"{P}per-node-heartbeat.multiple-assignments-enabled": "false"}
+    # these maps have no data locality: each container is off-switch, and the default
+    # maximum-offswitch-assignments (1) already gives one per node heartbeat
+    many_offswitch = {f"{P}per-node-heartbeat.maximum-offswitch-assignments": "100"}
     shrunk = replace(placed, cluster=replace(placed.cluster, groups=tuple(
         replace(g, memory_mb=cap * task_mb, vcores=min(g.vcores, cap))
         if g.label == LABEL else g for g in placed.cluster.groups)))
     return [
         ("mapping_ceiling", "labels and mapping rules only", placed, {}),
         ("label_max_capacity", f"ingest's {LABEL} maximum-capacity {pct} %", placed, label_max),
+        ("label_max_offswitch_100", f"{pct} %, maximum-offswitch-assignments 100", placed,
+         label_max | many_offswitch),
         ("user_limit_factor", f"ingest's user-limit-factor {ulf}", placed,
          {f"{P}root.{QUEUE}.user-limit-factor": str(ulf)}),
         ("per_heartbeat_cap", f"maximum-container-assignments {cap}", placed, per_beat),

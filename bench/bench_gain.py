@@ -95,10 +95,21 @@ CHAIN_LEN = 3
 USER_LIMIT_FACTOR = {"root.default": "2.5", "root.etl": "2.5", "root.adhoc": "5"}
 
 
-def get_json(url: str) -> Any:
+def get_json(url: str, tries: int = 4) -> Any:
+    """One JSON GET, tried again on a timeout or a dropped connection (on a loaded box
+    the JobHistoryServer can take longer than a minute to answer)."""
     req = urllib.request.Request(url, headers={"Accept": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as resp:
-        return json.load(resp)
+    for attempt in range(tries):
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return json.load(resp)
+        except urllib.error.HTTPError:
+            raise
+        except (TimeoutError, urllib.error.URLError, ConnectionError):
+            if attempt == tries - 1:
+                raise
+            time.sleep(5)
+    raise AssertionError("unreachable")
 
 
 def advisor_config(cluster: MiniCluster, state: Path, checkpoint: Path,
@@ -204,7 +215,7 @@ def losses(cluster: MiniCluster, app_ids: list[str]) -> tuple[int, float]:
         kills += len(am) - 1
         job_id = app.replace("application_", "job_")
         job: dict[str, Any] = {}
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             try:
                 job = get_json(f"{hs}/{job_id}")["job"]
