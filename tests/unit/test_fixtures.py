@@ -11,8 +11,9 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROVENANCE = FIXTURES / "PROVENANCE.md"
 ROW = re.compile(r"^\| `(?P<file>[^`]+)` \| [^|]+ \| `[^`]+` \| `(?P<blob>[0-9a-f]{12,40})` "
                  r"\| (?P<bytes>\d+) \|")
-# the two extracted sets and the licence texts, each described in PROVENANCE.md
-EXTRACTED = ("hadoop-rest-docs/", "bk-base-yarn-examples/", "LICENSES/")
+# the two extracted sets, the bodies recorded from the mini cluster's RM and the
+# licence texts, each described in PROVENANCE.md
+EXTRACTED = ("hadoop-rest-docs/", "bk-base-yarn-examples/", "rm-activities/", "LICENSES/")
 
 
 def git_blob(data: bytes) -> str:
