@@ -16,12 +16,15 @@ name (``MappingRuleMatchers.VariableMatcher``: ``%application`` equals), not
 the application type ANACRAC's derived rules use, so the rule set written
 here would name each matching application (their names are known before
 submission in these workloads). ``tasks_maximum`` (ANACRAC's per-node limit)
-has no RM lever and is not applied.
+has no RM lever of its own; the stand-in rows (``stand_ins``) add, one at a
+time on top of that ceiling, each outside setting that could take its place:
+the label partition's maximum-capacity or the user limit sized to cap x
+nodes, the per-node-heartbeat assignment limits, the nodes' resource.
 
 Reported per table: Fair (the paper's reference), ANACRAC in the RM, the
 sidecar at its defaults, the sidecar writing the mapping rules itself
 (``set_mapping_rules``: ``bench/anacrac_sidecar_labels.py``'s rules, each
-naming its applications), and the mapping-rule ceiling: total time, failed
+naming its applications), the mapping-rule ceiling and each stand-in row: total time, failed
 and unfinished jobs (a run that stalls: nothing left could progress, as
 when a job's AM has blacklisted every host its queue's label reaches), and
 the share of the in-RM gain on each (failed or unfinished jobs counted
@@ -74,6 +77,90 @@ def placed_at_submission(wl: Workload) -> tuple[Workload, list[str]]:
     return replace(cs, cluster=replace(cs.cluster, groups=groups), jobs=jobs), names
 
 
+P = "yarn.scheduler.capacity."
+
+
+def _sizes(wl: Workload) -> tuple[int, int, int, int, int]:
+    """The cap (the rules' ``tasks_maximum``), the matched jobs' largest task ask and
+    AM ask (MiB), and the label partition's node count and memory (MiB)."""
+    placed, _ = placed_at_submission(wl)
+    cap = min(r.tasks_maximum or 1 for r in derive_rules(wl))
+    matched = [j for j in placed.jobs if j.queue == QUEUE]
+    task_mb = max(s.request.memory_mb for j in matched for s in (j.maps, j.reduces)
+                  if s is not None)
+    am_mb = max(j.am.memory_mb for j in matched)
+    groups = [g for g in placed.cluster.groups if g.label == LABEL]
+    return (cap, task_mb, am_mb, sum(g.count for g in groups),
+            sum(g.count * g.memory_mb for g in groups))
+
+
+def stand_ins(wl: Workload) -> list[tuple[str, str, Workload, dict[str, str]]]:
+    """The mapping-rule ceiling plus each outside setting that could stand in for the
+    per-node cap (``tasks_maximum``), as (row, what it sets, workload, scheduler-conf).
+
+    What each does in the real CapacityScheduler (hadoop 3.4.2):
+
+    - ``accessible-node-labels.<label>.maximum-capacity`` of ``ingest``: the queue's
+      share of the label's partition (``AbstractCSQueue.canAssignToThisQueue``, the
+      queue's headroom): set to cap x nodes task containers plus one AM, it bounds the
+      queue's total there, not any node's;
+    - ``user-limit-factor``: the same bound per user (``UsersManager.computeUserLimit``;
+      ``LeafQueue`` lets a user pass it by one container);
+    - ``per-node-heartbeat.maximum-offswitch-assignments`` (default 1; these maps have
+      no data locality, so every container is off-switch): one per node heartbeat
+      already, which is what lets a total bound act as a per-node one here: the row
+      with 100 shows it;
+    - ``per-node-heartbeat.maximum-container-assignments`` = cap, and
+      ``multiple-assignments-enabled`` false: how many containers one heartbeat may
+      assign on a node (``CapacityScheduler.canAllocateMore``, lines 1559-1576), not how
+      many may run there: the next heartbeat assigns again;
+    - the labelled nodes' resource (``updateNodeResource``, the advisor's
+      ``update_node_resource``) at cap x the task ask: a node never holds more than cap
+      such containers. The simulator's labels are exclusive, so only the matched jobs
+      use these nodes; with the non-exclusive labels the advisor creates, other apps'
+      containers on these hosts would count too.
+
+    ``maximum-applications`` (``LeafQueue.validateSubmitApplication``) and
+    ``maximum-am-resource-percent`` bound how many apps run, not where their tasks go;
+    each matched job is one app here, so they change nothing and get no row.
+    """
+    placed, _ = placed_at_submission(wl)
+    cap, task_mb, am_mb, nodes, part_mb = _sizes(wl)
+    pct = round(100.0 * (cap * nodes * task_mb + am_mb) / part_mb, 2)
+    ulf = round(pct / 100.0, 4)
+    label_max = {f"{P}root.{QUEUE}.accessible-node-labels.{LABEL}.maximum-capacity": str(pct)}
+    per_beat = {f"{P}per-node-heartbeat.maximum-container-assignments": str(cap)}
+    one_beat = {f"{P}per-node-heartbeat.multiple-assignments-enabled": "false"}
+    # these maps have no data locality: each container is off-switch, and the default
+    # maximum-offswitch-assignments (1) already gives one per node heartbeat
+    many_offswitch = {f"{P}per-node-heartbeat.maximum-offswitch-assignments": "100"}
+    shrunk = replace(placed, cluster=replace(placed.cluster, groups=tuple(
+        replace(g, memory_mb=cap * task_mb, vcores=min(g.vcores, cap))
+        if g.label == LABEL else g for g in placed.cluster.groups)))
+    return [
+        ("mapping_ceiling", "labels and mapping rules only", placed, {}),
+        ("label_max_capacity", f"ingest's {LABEL} maximum-capacity {pct} %", placed, label_max),
+        ("label_max_offswitch_100", f"{pct} %, maximum-offswitch-assignments 100", placed,
+         label_max | many_offswitch),
+        ("user_limit_factor", f"ingest's user-limit-factor {ulf}", placed,
+         {f"{P}root.{QUEUE}.user-limit-factor": str(ulf)}),
+        ("per_heartbeat_cap", f"maximum-container-assignments {cap}", placed, per_beat),
+        ("label_max_per_heartbeat", f"both of the above ({pct} %, {cap} per heartbeat)",
+         placed, label_max | per_beat),
+        ("label_max_one_per_heartbeat", f"{pct} %, multiple-assignments-enabled false",
+         placed, label_max | one_beat),
+        ("node_resource_cap", f"labelled nodes at {cap} x {task_mb} MiB", shrunk, {}),
+    ]
+
+
+def run_conf(wl: Workload, conf: dict[str, str]) -> Report:
+    """``wl`` with ``conf`` set on its CapacityScheduler before the first submission."""
+    sim = Simulation(wl)
+    if conf:
+        sim.scheduler.update_conf(conf)  # type: ignore[attr-defined]
+    return sim.run()
+
+
 def _tags_of(wl: Workload, app_type: str | None) -> list[str]:
     """The node tags the jobs of ``app_type`` need (their stages' ``fail_off_tag``)."""
     return [s.fail_off_tag for j in wl.jobs if j.app_type == app_type
@@ -122,19 +209,25 @@ def run(name: str) -> dict[str, Any]:
     fair = Simulation(wl).run()
     inrm = run_with(wl, build_scheduler("anacrac", wl, cfg))[0]
     side = run_sidecar(wl, None, cfg)[0]
-    placed, names = placed_at_submission(wl)
-    ceiling = Simulation(placed).run()
+    _, names = placed_at_submission(wl)
     cs, mcfg = with_mapping_rules(wl)
     mapped, tally, _ = run_sidecar(cs, None, mcfg)
     out: dict[str, Any] = {"workload": name, "matched_apps": names}
-    for mode, r in (("fair", fair), ("in_rm", inrm), ("sidecar", side),
-                    ("sidecar_mapping_rules", mapped), ("mapping_ceiling", ceiling)):
+    runs: list[tuple[str, Report]] = [("fair", fair), ("in_rm", inrm), ("sidecar", side),
+                                      ("sidecar_mapping_rules", mapped)]
+    sets: dict[str, str] = {}
+    for row, what, placed, conf in stand_ins(wl):
+        runs.append((row, run_conf(placed, conf)))
+        sets[row] = what
+    for mode, r in runs:
         out[mode] = _figures(r)
+        if mode in sets:
+            out[mode]["sets"] = sets[mode]
+    out["rows"] = [m for m, _ in runs]
     out["sidecar_mapping_rules"]["writes"] = [
         {"at_s": t / 1000, "kind": str(k), "target": tgt} for t, k, tgt, _v in tally.sent
         if k.value in ("set_mapping_rules", "replace_node_labels", "move_app_queue")]
-    for mode, r in (("sidecar", side), ("sidecar_mapping_rules", mapped),
-                    ("mapping_ceiling", ceiling)):
+    for mode, r in runs[2:]:
         out[mode]["share_total_time"] = share(fair.makespan_s, r.makespan_s, inrm.makespan_s)
         out[mode]["share_failed_jobs"] = share(lost(fair), lost(r), lost(inrm))
     return out
@@ -142,12 +235,13 @@ def run(name: str) -> dict[str, Any]:
 
 def render(res: dict[str, Any]) -> str:
     lines = [f"{res['workload']} (matched: {', '.join(res['matched_apps'])}):"]
-    for mode in ("fair", "in_rm", "sidecar", "sidecar_mapping_rules", "mapping_ceiling"):
+    for mode in res["rows"]:
         m = res[mode]
         extra = (f", share of in-RM gain: total time {m['share_total_time']}, "
                  f"failed jobs {m['share_failed_jobs']}" if "share_total_time" in m else "")
-        lines.append(f"  {mode:<21} total {m['makespan_s']} s, failed {m['jobs_failed']}, "
-                     f"unfinished {m['jobs_unfinished']}, kills {m['kills']}{extra}")
+        sets = f" [{m['sets']}]" if "sets" in m else ""
+        lines.append(f"  {mode:<27} total {m['makespan_s']} s, failed {m['jobs_failed']}, "
+                     f"unfinished {m['jobs_unfinished']}, kills {m['kills']}{extra}{sets}")
     return "\n".join(lines)
 
 

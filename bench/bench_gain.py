@@ -2,18 +2,23 @@
 
 Starts the real mini cluster (tests/minicluster/yarnmini.py: NodeManagers of
 6144 MiB/6 and 3072 MiB/3), then runs the same batch ``--runs`` times in each
-of three modes, in the order off, on, ceiling (so drift hits all alike):
+mode, one pair (every mode once) after another, each pair's order rotated by
+one so drift and load hit every mode in every position:
 
 - off: the RM alone;
-- on: the advisor in enforce mode (every registered policy with its defaults,
-  the classifier, the actuator), one cycle every ``--interval`` s. Its
-  classifier checkpoint is kept across the bench's "on" runs (as on a cluster
-  where jobs recur): the first "on" run is cold, the later ones warm. After each
-  "on" run the bench checks that the journal and the RM agree on every target
-  the advisor changed, rolls every action back and checks the RM is restored;
-- ceiling: a static 1.5x node-resource overcommit set through the RM REST
-  before the batch (restored after), plus hindsight priorities (the iteration
-  chain, the batch's critical path, submitted at priority 10).
+- one advisor mode per ``--config``: the advisor in enforce mode (every
+  registered policy, the classifier, the actuator), one cycle every
+  ``--interval`` s. ``--config default`` runs the shipped defaults (nothing opted
+  in); ``--config FILE`` an opt-in file such as ``examples/lend-memory.yaml``
+  (the mode is named after the file's stem; that file is the default). Each
+  mode's classifier checkpoint is kept across its runs (as on a cluster where
+  jobs recur): its first run is cold, the later ones warm. After each advised
+  run the bench checks that the journal and the RM agree on every target the
+  advisor changed, rolls every action back and checks the RM is restored;
+- ceiling (unless ``--no-ceiling``): a static 1.5x node-resource overcommit set
+  through the RM REST before the batch (restored after), plus hindsight
+  priorities (the iteration chain, the batch's critical path, submitted at
+  priority 10).
 
 The batch (``examples/workloads/production_batch_mini.yaml`` says the same, and
 where it differs from ``production_batch.yaml``): MapReduce sleep jobs whose
@@ -28,9 +33,10 @@ allocated utilization = mean over 1 s samples of ``/cluster/metrics``
 allocatedMB during the makespan over the cluster's original 9216 MiB (above 1
 with overcommit); kills = killed or failed task attempts (the NM's memory
 kills included) plus extra AM attempts; wasted container-seconds = their
-runtime. Medians per mode.
+runtime; failed = jobs whose client exited non-zero. Medians per mode.
 
     python bench/bench_gain.py [--runs 3] [--interval 5] [--json]
+    python bench/bench_gain.py --config default --config examples/lend-memory.yaml
 """
 
 from __future__ import annotations
@@ -89,15 +95,29 @@ CHAIN_LEN = 3
 USER_LIMIT_FACTOR = {"root.default": "2.5", "root.etl": "2.5", "root.adhoc": "5"}
 
 
-def get_json(url: str) -> Any:
+def get_json(url: str, tries: int = 4) -> Any:
+    """One JSON GET, tried again on a timeout or a dropped connection (on a loaded box
+    the JobHistoryServer can take longer than a minute to answer)."""
     req = urllib.request.Request(url, headers={"Accept": "application/json"})
-    with urllib.request.urlopen(req, timeout=10) as resp:
-        return json.load(resp)
+    for attempt in range(tries):
+        try:
+            with urllib.request.urlopen(req, timeout=60) as resp:
+                return json.load(resp)
+        except urllib.error.HTTPError:
+            raise
+        except (TimeoutError, urllib.error.URLError, ConnectionError):
+            if attempt == tries - 1:
+                raise
+            time.sleep(5)
+    raise AssertionError("unreachable")
 
 
 def advisor_config(cluster: MiniCluster, state: Path, checkpoint: Path,
-                   interval: float) -> AdvisorConfig:
-    return load(None, {
+                   interval: float, config: Path | None = None) -> AdvisorConfig:
+    """The advisor for one run: the shipped defaults (``config`` None) or an opt-in
+    file such as ``examples/lend-memory.yaml``, plus what only the bench sets (the
+    mini cluster's URLs, enforce mode, a private state dir, a short cycle)."""
+    return load(config, {
         "rm": {"urls": [cluster.rm_url], "history_url": cluster.jhs_url},
         "dry_run": False, "state_dir": str(state),
         "sense": {"interval_s": interval},
@@ -105,10 +125,22 @@ def advisor_config(cluster: MiniCluster, state: Path, checkpoint: Path,
         "server": {"enabled": False},
         "actuator": {"cooldown_s": 2 * interval, "max_actions_per_cycle": 50,
                      "max_actions_per_target": 1000, "max_snapshot_age_s": 60},
-        # the batch's containers ask far more memory than their JVMs use (see
-        # GAIN_MINI.md): the case lend_memory is for (it is off by default)
-        "policies": {"opera": {"params": {"lend_memory": True}}},
     })
+
+
+def config_label(config: Path | None) -> str:
+    """A run's mode name: ``default`` or the opt-in file's stem (``lend-memory``)."""
+    return "default" if config is None else config.stem
+
+
+def parse_config(text: str) -> Path | None:
+    """``--config``: ``default`` (nothing opted in) or an existing YAML file."""
+    if text == "default":
+        return None
+    path = Path(text)
+    if not path.is_file():
+        raise argparse.ArgumentTypeError(f"{text}: no such config file (or 'default')")
+    return path
 
 
 class Sampler(threading.Thread):
@@ -183,7 +215,7 @@ def losses(cluster: MiniCluster, app_ids: list[str]) -> tuple[int, float]:
         kills += len(am) - 1
         job_id = app.replace("application_", "job_")
         job: dict[str, Any] = {}
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 300
         while time.monotonic() < deadline:
             try:
                 job = get_json(f"{hs}/{job_id}")["job"]
@@ -241,9 +273,11 @@ def node_totals(writer: Writer) -> dict[str, NodeResource]:
 
 
 def one_run(cluster: MiniCluster, mode: str, interval: float, work: Path,
-            checkpoint: Path) -> dict[str, Any]:
+            checkpoint: Path, config: Path | None = None) -> dict[str, Any]:
+    """One batch in ``mode``: ``off``, ``ceiling``, or an advisor run (``default`` or an
+    opt-in's name, its file in ``config``)."""
     state = Path(tempfile.mkdtemp(prefix=f"{mode}-", dir=work))
-    cfg = advisor_config(cluster, state, checkpoint, interval)
+    cfg = advisor_config(cluster, state, checkpoint, interval, config)
     advisor = build_live_advisor(cfg)  # its writer also serves the ceiling and the checks
     assert advisor.actuator.writer is not None
     writer = advisor.actuator.writer
@@ -251,7 +285,8 @@ def one_run(cluster: MiniCluster, mode: str, interval: float, work: Path,
     cold = not checkpoint.exists()
     loop = AdvisorLoop(advisor, interval)
     started = time.time()
-    if mode == "on":
+    advised = mode not in ("off", "ceiling")
+    if advised:
         loop.start()
     if mode == "ceiling":
         overcommit(writer, originals, OVERCOMMIT)
@@ -268,7 +303,7 @@ def one_run(cluster: MiniCluster, mode: str, interval: float, work: Path,
     codes = [a.proc.wait() for a in apps]
     sampler.done.set()
     out: dict[str, Any] = {"mode": mode}
-    if mode == "on":
+    if advised:
         loop.done.set()
         loop.join()
         acts = advisor.actuator.journal.actions()
@@ -299,7 +334,8 @@ def one_run(cluster: MiniCluster, mode: str, interval: float, work: Path,
     }
 
 
-FIELDS = ("makespan_s", "mean_jct_s", "allocated_utilization", "kills", "wasted_container_s")
+FIELDS = ("makespan_s", "mean_jct_s", "allocated_utilization", "kills", "wasted_container_s",
+          "failed")
 
 
 def medians(rs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -308,34 +344,67 @@ def medians(rs: list[dict[str, Any]]) -> dict[str, Any]:
     return {k: statistics.median(r[k] for r in rs) for k in FIELDS} | {"runs": len(rs)}
 
 
-def summarize(runs: list[dict[str, Any]], interval: float) -> dict[str, Any]:
-    by = {m: [r for r in runs if r["mode"] == m] for m in ("off", "on", "ceiling")}
+def summarize(runs: list[dict[str, Any]], interval: float, modes: list[str]
+              ) -> dict[str, Any]:
+    """Medians per mode; per advised mode its cold and warm runs and its gain over
+    ``off`` (makespan and mean JCT), and its share of the ceiling's gain."""
+    by = {m: [r for r in runs if r["mode"] == m] for m in modes}
     out: dict[str, Any] = {m: medians(rs) for m, rs in by.items()}
-    out["on_cold"] = medians([r for r in by["on"] if r["cold"]])
-    out["on_warm"] = medians([r for r in by["on"] if not r["cold"]])
-    off, on, ceil = (out[m].get("makespan_s") for m in ("off", "on", "ceiling"))
-    if off and on and ceil:
-        out["makespan_gain"] = 1 - on / off
-        out["ceiling_gain"] = 1 - ceil / off
-        out["share_of_ceiling"] = (off - on) / (off - ceil) if off > ceil else None
-    cycles = [r["cycle_s"] for r in by["on"] if r.get("cycle_s") is not None]
-    out["cycle_s"] = statistics.median(cycles) if cycles else None
+    off = out.get("off", {})
+    ceil = out.get("ceiling", {}).get("makespan_s")
+    gains: dict[str, Any] = {}
+    for m in modes:
+        if m in ("off", "ceiling") or not out[m] or not off:
+            continue
+        out[f"{m}_cold"] = medians([r for r in by[m] if r.get("cold")])
+        out[f"{m}_warm"] = medians([r for r in by[m] if not r.get("cold")])
+        on = out[m]["makespan_s"]
+        g: dict[str, Any] = {
+            "makespan_gain": 1 - on / off["makespan_s"],
+            "mean_jct_gain": 1 - out[m]["mean_jct_s"] / off["mean_jct_s"]}
+        if ceil:
+            g["share_of_ceiling"] = ((off["makespan_s"] - on) / (off["makespan_s"] - ceil)
+                                     if off["makespan_s"] > ceil else None)
+        cycles = [r["cycle_s"] for r in by[m] if r.get("cycle_s") is not None]
+        g["cycle_s"] = statistics.median(cycles) if cycles else None
+        gains[m] = g
+    if ceil and off:
+        out["ceiling_gain"] = 1 - ceil / off["makespan_s"]
+    out["gains"] = gains
+    out["modes"] = modes
     out["interval_s"] = interval
     out["nodes"] = 2
     out["runs"] = runs
     return out
 
 
+def rotated(modes: list[str], i: int) -> list[str]:
+    """Pair ``i``'s order: the modes rotated by ``i``, so a load that rises or falls
+    during the bench hits every mode in every position."""
+    k = i % len(modes)
+    return modes[k:] + modes[:k]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
     ap.add_argument("--runs", type=int, default=3, help="runs per mode (>= 3 for medians)")
     ap.add_argument("--interval", type=float, default=5.0, help="advisor cycle (s)")
+    ap.add_argument("--config", type=parse_config, action="append", default=None,
+                    help="an advisor run: 'default' (the shipped defaults, nothing opted "
+                         "in) or an opt-in YAML file; repeat for several (default: "
+                         "examples/lend-memory.yaml)")
+    ap.add_argument("--no-ceiling", action="store_true", help="skip the ceiling mode")
     ap.add_argument("--json", action="store_true", help="print one JSON object at the end")
     ap.add_argument("--log", type=Path, default=None, help="append each run as a JSON line")
     args = ap.parse_args(argv)
+    configs: list[Path | None] = (args.config if args.config is not None
+                                  else [ROOT / "examples" / "lend-memory.yaml"])
+    by_mode = {config_label(c): c for c in configs}
+    if len(by_mode) != len(configs):
+        ap.error("two --config give the same mode name")
+    modes = ["off", *by_mode] + ([] if args.no_ceiling else ["ceiling"])
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # stop the cluster on TERM too
     work = Path(tempfile.mkdtemp(prefix="bench-gain-"))
-    checkpoint = work / "classifier.json"
     cluster = MiniCluster(work / "cluster")
     t0 = time.monotonic()
     cluster.start()
@@ -344,39 +413,46 @@ def main(argv: list[str] | None = None) -> int:
     try:
         elastic_queues(cluster, work)
         for i in range(args.runs):
-            for mode in ("off", "on", "ceiling"):
-                r = one_run(cluster, mode, args.interval, work, checkpoint) | {"pair": i + 1}
+            for mode in rotated(modes, i):
+                # one classifier checkpoint per advised mode: its first run cold
+                checkpoint = work / f"classifier-{mode}.json"
+                r = one_run(cluster, mode, args.interval, work, checkpoint,
+                            by_mode.get(mode)) | {"pair": i + 1}
                 runs.append(r)
                 if args.log:
                     with args.log.open("a") as fh:
                         fh.write(json.dumps(r, sort_keys=True) + "\n")
                 extra = {k: r[k] for k in ("cold", "cycles", "actions", "rules",
                                            "journal_rm_disagree", "rolled_back") if k in r}
-                print(f"run {i + 1} {mode:>7}: makespan {r['makespan_s']:.1f}s, mean JCT "
+                print(f"run {i + 1} {mode:>11}: makespan {r['makespan_s']:.1f}s, mean JCT "
                       f"{r['mean_jct_s']:.1f}s, allocated {r['allocated_utilization']:.1%}, "
                       f"kills {r['kills']} ({r['wasted_container_s']:.0f} s), failed "
                       f"{r['failed']}, RM restored {r['rm_restored']} {extra}",
                       file=sys.stderr, flush=True)
     finally:
         cluster.stop()
-    summary = summarize(runs, args.interval)
+    summary = summarize(runs, args.interval, modes)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
         return 0
-    print(f"{'mode':9} {'makespan (s)':>13} {'mean JCT (s)':>13} {'allocated':>10} "
-          f"{'kills':>6} {'wasted (s)':>11}   medians of {args.runs} runs")
-    for mode in ("off", "on", "on_cold", "on_warm", "ceiling"):
-        m = summary[mode]
+    print(f"{'mode':16} {'makespan (s)':>13} {'mean JCT (s)':>13} {'allocated':>10} "
+          f"{'kills':>6} {'wasted (s)':>11} {'failed':>7}   medians of {args.runs} runs")
+    for mode in [m for base in modes for m in (base, f"{base}_cold", f"{base}_warm")]:
+        m = summary.get(mode)
         if m:
-            print(f"{mode:9} {m['makespan_s']:13.1f} {m['mean_jct_s']:13.1f} "
+            print(f"{mode:16} {m['makespan_s']:13.1f} {m['mean_jct_s']:13.1f} "
                   f"{m['allocated_utilization']:10.1%} {m['kills']:6.0f} "
-                  f"{m['wasted_container_s']:11.0f}")
-    if "makespan_gain" in summary:
-        share = summary["share_of_ceiling"]
-        print(f"advisor gain {summary['makespan_gain']:.1%}, ceiling gain "
-              f"{summary['ceiling_gain']:.1%}, share of the ceiling "
-              f"{'n/a' if share is None else f'{share:.0%}'}; cycle "
-              f"{summary['cycle_s']:.2f}s every {args.interval:.0f}s")
+                  f"{m['wasted_container_s']:11.0f} {m['failed']:7.0f}")
+    for mode, g in summary["gains"].items():
+        share = g.get("share_of_ceiling")
+        print(f"{mode}: makespan gain {g['makespan_gain']:.1%}, mean JCT gain "
+              f"{g['mean_jct_gain']:.1%}"
+              + ("" if "share_of_ceiling" not in g else
+                 f", share of the ceiling {'n/a' if share is None else f'{share:.0%}'}")
+              + ("" if g["cycle_s"] is None else
+                 f"; cycle {g['cycle_s']:.2f}s every {args.interval:.0f}s"))
+    if "ceiling_gain" in summary:
+        print(f"ceiling gain {summary['ceiling_gain']:.1%}")
     return 0
 
 

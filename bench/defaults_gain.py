@@ -32,7 +32,10 @@ ROOT = Path(__file__).resolve().parents[1]
 WORKLOADS = ROOT / "examples" / "workloads"
 OPT_INS = {"lend-memory": ROOT / "examples" / "lend-memory.yaml",
            "anacrac-rules": ROOT / "examples" / "anacrac-rules.yaml"}
-SWIM = ROOT.parent / "shared" / "data" / "swim" / "FB-2009_samples_24_times_1hr_0.tsv"
+DATA = ROOT.parent / "shared" / "data" / "swim"
+if not DATA.is_dir():  # a worktree beside the main one
+    DATA = Path("/work/shared/data/swim")
+SWIM = DATA / "FB-2009_samples_24_times_1hr_0.tsv"
 
 
 def _row(v: VariantSummary, base: VariantSummary | None) -> dict[str, Any]:
@@ -73,12 +76,16 @@ def main() -> int:
                    help="workload file stems to run (default: all)")
     p.add_argument("--swim-jobs", type=int, default=None, metavar="N",
                    help="also the first N jobs of the FB-2009 day (0: all of it)")
+    p.add_argument("--swim", type=Path, default=SWIM, metavar="TSV",
+                   help="the SWIM day to read (default: FB-2009 day 1 under shared/data)")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
+    if args.swim_jobs is not None and not args.swim.is_file():
+        p.error(f"{args.swim}: no such SWIM trace (--swim TSV)")
     loads = [load_workload(f) for f in sorted(WORKLOADS.glob("*.yaml"))
              if args.only is None or f.stem in args.only]
     if args.swim_jobs is not None:
-        loads.append(read_swim(SWIM, TraceOptions(nodes=600), max_jobs=args.swim_jobs))
+        loads.append(read_swim(args.swim, TraceOptions(nodes=600), max_jobs=args.swim_jobs))
     results = []
     for wl in loads:
         res = one_workload(wl, args.seeds, args.workers)

@@ -7,6 +7,11 @@ and auth), a recording (``--replay DIR``: the latest cycle that had any for
 TARGET), or one live dry-run cycle against the configured RM (``--config``). It also lists the
 last actions journaled on TARGET, read from every advisor's journal in
 ``state_dir`` (with ``ha`` each advisor has its own; :mod:`yarn_advisor.advisor.ha.journals`).
+With ``--activities`` (off by default: the RM records the app's allocation
+attempts for that window) and an application TARGET, it also asks the RM's
+Activities API why the scheduler skipped the app's requests
+(:mod:`yarn_advisor.connectors.rm.activities`): the reason a raised priority or a
+written label changed nothing.
 """
 
 from __future__ import annotations
@@ -24,10 +29,13 @@ from yarn_advisor.advisor.loop.replaying import remove_with, replay_advisor, rep
 from yarn_advisor.advisor.loop.startup import check
 from yarn_advisor.advisor.loop.text import value_text
 from yarn_advisor.advisor.loop.wiring import build_advisor, build_sensor, http_client
+from yarn_advisor.advisor.model.activities import AppActivities
 from yarn_advisor.advisor.model.recommendation import Recommendation
 from yarn_advisor.config.schema import AdvisorConfig
 from yarn_advisor.connectors.errors import ConnectorError
 from yarn_advisor.connectors.replay import open_recording
+from yarn_advisor.connectors.rm.activities import fetch_app_activities, parse_app_activities
+from yarn_advisor.connectors.rm.client import RMClient
 
 
 def register(sub: Any) -> None:
@@ -40,6 +48,9 @@ def register(sub: Any) -> None:
     p.add_argument("--config", type=Path, help="configuration (live RM, TLS and auth, policy "
                    "parameters)")
     p.add_argument("--json", action="store_true", help="print the recommendations as JSON")
+    p.add_argument("--activities", type=float, nargs="?", const=5.0, default=None,
+                   metavar="SECONDS", help="an application TARGET: record its allocation "
+                   "attempts in the RM for SECONDS (default 5) and say why they were skipped")
     p.set_defaults(handler=cmd_explain)
 
 
@@ -53,10 +64,17 @@ def cmd_explain(args: argparse.Namespace) -> int:
         return 1
     mine = [r for r in recs if r.target == args.target]
     acted = journaled(cfg, args.target)
+    seen = activities(cfg, args.target, args.activities)
     if args.json:
-        print(json.dumps({"target": args.target, "cycle": cycle,
-                          "recommendations": [r.to_dict() for r in mine], "actions": acted},
-                         indent=2, sort_keys=True, default=str))
+        out = {"target": args.target, "cycle": cycle,
+               "recommendations": [r.to_dict() for r in mine], "actions": acted}
+        if seen is not None:
+            out["activities"] = seen if isinstance(seen, str) else {
+                "app_id": seen.app_id, "diagnostic": seen.diagnostic,
+                "skips": [{"diagnostic": d, "count": n, "nodes": list(h)}
+                          for d, n, h in seen.skips()],
+                "attempts": len(seen.attempts), "allocated": seen.allocated()}
+        print(json.dumps(out, indent=2, sort_keys=True, default=str))
         return 0
     if not mine:
         print(f"no recommendation for {args.target} (cycle {cycle}); "
@@ -68,7 +86,28 @@ def cmd_explain(args: argparse.Namespace) -> int:
         for a in acted:
             print(f"  {a['time']} {a['kind']} {value_text(a['previous'])} -> "
                   f"{value_text(a['value'])}: {a['outcome']}   [{a['policy']}, {a['journal']}]")
+    if seen is not None:
+        text = seen if isinstance(seen, str) else seen.summary()
+        print(f"the RM's scheduler activities for {args.target} ({args.activities:g} s):")
+        print("\n".join(f"  {line}" for line in text.splitlines()))
     return 0
+
+
+def activities(cfg: AdvisorConfig, target: str, seconds: float | None
+               ) -> AppActivities | str | None:
+    """The RM's recorded attempts for application ``target`` (``--activities``), or a
+    sentence saying why there are none; None when not asked."""
+    if seconds is None:
+        return None
+    if not target.startswith("application_"):
+        return "--activities needs an application id"
+    if not 0 < seconds <= 60:
+        return "--activities: SECONDS must be in (0, 60]"
+    try:
+        rm = RMClient(http_client(cfg), list(cfg.rm.urls))
+        return parse_app_activities(fetch_app_activities(rm, target, seconds))
+    except ConnectorError as exc:
+        return f"not read: {exc}"
 
 
 def journaled(cfg: AdvisorConfig, target: str, last: int = 5) -> list[dict[str, Any]]:

@@ -6,7 +6,9 @@ What is kept, with the classes it follows:
   node only tries its reservation; otherwise containers are assigned one at a
   time while the node has room for the minimum allocation, at most one
   off-switch container (``per-node-heartbeat.maximum-offswitch-assignments``)
-  and 100 in all per heartbeat, stopping at a reservation;
+  and ``per-node-heartbeat.maximum-container-assignments`` (100; -1 no limit)
+  in all per heartbeat, one only with ``multiple-assignments-enabled`` false
+  (``canAllocateMore``), stopping at a reservation;
 - ``ParentQueue`` with ``PriorityUtilizationQueueOrderingPolicy``: leaf queues
   that can reach the node's partition are offered the node least used
   (relative to their guaranteed capacity) first;
@@ -53,8 +55,6 @@ from yarn_advisor.simulator.spec import SchedulerSpec
 
 if TYPE_CHECKING:
     from yarn_advisor.simulator.rm import RMCore
-
-MAX_ASSIGN_PER_HEARTBEAT = 100
 
 
 def _vec() -> list[int]:
@@ -216,8 +216,10 @@ class CapacityScheduler:
             assigned += 1
             if rm.last_allocated is not None and rm.last_allocated.locality == OFF_SWITCH:
                 offswitch += 1
-            if offswitch >= self.cs.offswitch_per_heartbeat or \
-                    assigned >= MAX_ASSIGN_PER_HEARTBEAT:
+            cs = self.cs
+            if offswitch >= cs.offswitch_per_heartbeat or not cs.assign_multiple or \
+                    (cs.max_assign_per_heartbeat != -1 and
+                     assigned >= cs.max_assign_per_heartbeat):
                 return
 
     def _assign_once(self, node: SimNode) -> Outcome | None:

@@ -27,6 +27,8 @@ _QUEUE_KEYS = frozenset({
 _GLOBAL_KEYS = frozenset({
     "node-locality-delay", "rack-locality-additional-delay", "maximum-am-resource-percent",
     "per-node-heartbeat.maximum-offswitch-assignments", "resource-calculator",
+    "per-node-heartbeat.multiple-assignments-enabled",
+    "per-node-heartbeat.maximum-container-assignments",
     "rack-locality-full-reset", "maximum-applications",
     # placement at submission (CapacityScheduler.add_app, advisor.model.mapping_rules)
     "mapping-rule-format", "mapping-rule-json", "queue-mappings-override.enable",
@@ -78,6 +80,11 @@ class CSConf:
     rack_locality_additional_delay: int
     offswitch_per_heartbeat: int
     dominant: bool
+    # CapacityScheduler.canAllocateMore (3.4.2, lines 1559-1576): another container on
+    # the same heartbeat only if multiple-assignments-enabled (default true) and fewer
+    # than maximum-container-assignments (default 100; -1: no limit) were assigned
+    assign_multiple: bool = True
+    max_assign_per_heartbeat: int = 100
 
 
 def initial_map(spec: SchedulerSpec) -> dict[str, str]:
@@ -188,10 +195,26 @@ def parse(conf: Mapping[str, str]) -> CSConf:
         offswitch_per_heartbeat=max(1, int(_float(
             conf, f"{P}per-node-heartbeat.maximum-offswitch-assignments", 1, errors))),
         dominant=calc.endswith("DominantResourceCalculator"),
+        assign_multiple=_bool(conf, f"{P}per-node-heartbeat.multiple-assignments-enabled",
+                              True, errors),
+        max_assign_per_heartbeat=int(_float(
+            conf, f"{P}per-node-heartbeat.maximum-container-assignments", 100, errors)),
     )
     if errors:
         raise ValueError("; ".join(errors))
     return result
+
+
+def _bool(conf: Mapping[str, str], key: str, default: bool, errors: list[str]) -> bool:
+    """A boolean property as Hadoop's ``Configuration.getBoolean`` reads it: ``true`` or
+    ``false`` in any case; anything else is the default there, an error here."""
+    raw = conf.get(key)
+    if raw is None:
+        return default
+    if raw.strip().lower() in ("true", "false"):
+        return raw.strip().lower() == "true"
+    errors.append(f"{key}: {raw!r} is not true or false")
+    return default
 
 
 def _check_key(key: str, names: list[str], errors: list[str]) -> None:

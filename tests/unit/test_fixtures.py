@@ -11,9 +11,10 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PROVENANCE = FIXTURES / "PROVENANCE.md"
 ROW = re.compile(r"^\| `(?P<file>[^`]+)` \| [^|]+ \| `[^`]+` \| `(?P<blob>[0-9a-f]{12,40})` "
                  r"\| (?P<bytes>\d+) \|")
-# the two extracted sets, the recorded one and the licence texts, each described in
-# PROVENANCE.md
-EXTRACTED = ("hadoop-rest-docs/", "bk-base-yarn-examples/", "rm-plugin-jmx/", "LICENSES/")
+# the two extracted sets, the bodies recorded from the mini cluster's RM and the
+# licence texts, each described in PROVENANCE.md
+EXTRACTED = ("hadoop-rest-docs/", "bk-base-yarn-examples/", "rm-plugin-jmx/", "rm-activities/",
+             "LICENSES/")
 
 
 def git_blob(data: bytes) -> str:
