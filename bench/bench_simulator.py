@@ -17,6 +17,13 @@ adds the scaling table: the first jobs of the trace up to that many tasks,
 per mode. ``--max-jobs`` cuts the trace. With ``--snapshot-every S`` a
 baseline run also builds the advisor's Snapshot every S simulated seconds and
 reports how long those took. ``--json`` prints one object.
+
+``--days N`` makes the trace N days long: FB-2009's two public days
+(``..._0.tsv``, ``..._1.tsv``) taken in turn, each 24 h after the one before
+(job ids made unique), so ``--days 7`` is the week; each run is then one fresh
+process per mode (``--runs`` is ignored) and also reports its peak resident
+memory (``peak_rss_mb``). The scaling table reads its first tasks from that
+trace, so ``--days 7 --scale 1000,10000,100000,1000000`` reaches 1 M tasks.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ import argparse
 import dataclasses
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,13 +49,14 @@ from yarn_advisor.simulator.readers.swim import read_swim
 from yarn_advisor.simulator.sidecar import run_sidecar
 from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.snapshot import snapshot
-from yarn_advisor.simulator.spec import Workload
+from yarn_advisor.simulator.spec import Job, Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "swim"
 if not DATA.is_dir():  # a worktree beside the main one
     DATA = Path("/work/shared/data/swim")
 TRACE = DATA / "FB-2009_samples_24_times_1hr_0.tsv"
+DAY_MS = 24 * 3600 * 1000
 MODES = ("baseline", "sidecar")
 
 
@@ -181,8 +190,49 @@ def _before_after(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dic
                        check=False)
 
 
+def _days(args: argparse.Namespace) -> list[Path]:
+    """The trace of each day: ``--trace``, else the two FB-2009 days in turn."""
+    if args.days <= 1:
+        return [args.trace]
+    two = [args.trace, args.trace.with_name(args.trace.name.replace("_0.tsv", "_1.tsv"))]
+    return [two[d % 2] for d in range(args.days)]
+
+
 def _load(args: argparse.Namespace) -> Workload:
-    return read_swim(args.trace, TraceOptions(nodes=args.nodes), max_jobs=args.max_jobs)
+    opts = TraceOptions(nodes=args.nodes)
+    first = read_swim(args.trace, opts, max_jobs=args.max_jobs)
+    if args.days <= 1:
+        return first
+    jobs: list[Job] = []
+    for d, path in enumerate(_days(args)):
+        day = read_swim(path, opts, max_jobs=args.max_jobs)
+        jobs += [dataclasses.replace(j, id=f"d{d + 1}-{j.id}", submit_ms=j.submit_ms + d * DAY_MS)
+                 for j in day.jobs]
+    return dataclasses.replace(first, name=f"{first.name} x{args.days} days", jobs=tuple(jobs))
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory (Linux: ``ru_maxrss`` is in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _long_runs(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dict[str, Any]:
+    """Each (mode, tasks) case once, each in a fresh process (its own peak memory)."""
+    rows = []
+    for mode, n in cases:
+        argv = ["--trace", str(args.trace), "--nodes", str(args.nodes), "--scheduler",
+                args.scheduler, "--max-jobs", str(args.max_jobs), "--mode", mode,
+                "--tasks", str(n), "--days", str(args.days)]
+        started = time.perf_counter()
+        row = _child(None, argv) | {"tasks_asked": n,
+                                    "process_wall_s": round(time.perf_counter() - started, 1)}
+        rows.append(row)
+        if not args.json:
+            print(f"{mode:8} {row['tasks']:>8} tasks {row['jobs']:>6} jobs: {row['wall_s']} s "
+                  f"wall ({row['process_wall_s']} s with reading), {row['events']} events "
+                  f"({row['events_per_s']}/s), {row['tasks_per_s']} tasks/s, {row['sim_s']} s "
+                  f"simulated, peak {row['peak_rss_mb']} MB", flush=True)
+    return {"trace": args.trace.name, "days": args.days, "nodes": args.nodes, "rows": rows}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,6 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--mode", default="baseline", help=argparse.SUPPRESS)
     ap.add_argument("--tasks", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--days", type=int, default=1,
+                    help="the trace repeated to N days (FB-2009's two days in turn)")
     args = ap.parse_args(argv)
     if not args.trace.is_file():
         print(f"bench_simulator: {args.trace}: no such file", file=sys.stderr)
@@ -215,13 +267,27 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print("bench_simulator: --scale takes task counts, e.g. 1000,10000", file=sys.stderr)
         return 2
-    if args.one:  # one measurement (a child of --before)
+    missing = [p for p in _days(args) if not p.is_file()]
+    if args.days < 1 or missing:
+        print(f"bench_simulator: --days {args.days}: "
+              + (f"{missing[0]}: no such file" if missing else "takes 1 or more"),
+              file=sys.stderr)
+        return 2
+    if args.one:  # one measurement (a child of --before or of --days)
         wl = _load(args)
         if args.tasks:
             wl = _first_tasks(wl, args.tasks)
-        print(json.dumps(one_run(wl, args.mode, args.scheduler)))
+        print(json.dumps(one_run(wl, args.mode, args.scheduler) | {"peak_rss_mb": _peak_rss_mb()}))
         return 0
     cases = [(m, 0) for m in modes] + [(m, n) for n in scale for m in modes]
+    if args.days > 1:
+        if args.before:
+            print("bench_simulator: --days runs this tree only (no --before)", file=sys.stderr)
+            return 2
+        long = _long_runs(args, cases)
+        if args.json:
+            print(json.dumps(long, sort_keys=True))
+        return 0
     if args.before:
         out = _before_after(args, cases) | {"trace": args.trace.name, "nodes": args.nodes,
                                             "runs": args.runs}
