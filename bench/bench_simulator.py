@@ -7,7 +7,9 @@ baseline CapacityScheduler, in each of ``--modes`` (``baseline``: the
 scheduler alone; ``sidecar``: the advisor's daemon beside it every cycle).
 Prints, per mode, the median of ``--runs`` runs: wall time, events and tasks
 processed, events per second and tasks per second (tasks: maps and reduces of
-the jobs run; a task run again after a kill counts once).
+the jobs run; a task run again after a kill counts once), and the CPU time of
+the run (``cpu_s``, ``tasks_per_cpu_s``: on a machine shared with other jobs
+the wall time measures the load as much as the simulator).
 
 ``--before REF`` measures the same runs on git revision REF (a detached
 ``git worktree`` in a scratch directory, imported in place of this tree) and
@@ -80,6 +82,7 @@ def one_run(wl: Workload, mode: str, scheduler: str, snapshot_every: float = 0.0
             ) -> dict[str, Any]:
     """One run of ``wl`` in ``mode``: its wall time, speed and result."""
     snap_s: list[float] = []
+    cpu0 = time.process_time()
     started = time.perf_counter()
     if mode == "sidecar":
         report, tally, _ = run_sidecar(wl, scheduler)
@@ -95,11 +98,13 @@ def one_run(wl: Workload, mode: str, scheduler: str, snapshot_every: float = 0.0
         report = sim.run()
         cycles = 0
     wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu0
     tasks = _tasks(wl)
     out: dict[str, Any] = {
         "mode": mode, "wall_s": round(wall, 3), "events": report.events,
         "events_per_s": round(report.events / wall) if wall else 0,
         "tasks": tasks, "tasks_per_s": round(tasks / wall) if wall else 0,
+        "cpu_s": round(cpu, 3), "tasks_per_cpu_s": round(tasks / cpu) if cpu else 0,
         "sim_s": report.makespan_s, "sim_s_per_wall_s": round(report.makespan_s / wall, 1),
         "jobs": report.jobs, "jobs_finished": report.jobs_finished,
         "makespan_s": report.makespan_s, "mean_jct_s": report.mean_jct_s,
@@ -117,8 +122,10 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     first = runs[0]
     out = {k: first[k] for k in ("mode", "events", "tasks", "jobs", "jobs_finished", "sim_s",
                                  "makespan_s", "mean_jct_s", "kills", "cycles")}
-    for k in ("wall_s", "events_per_s", "tasks_per_s", "sim_s_per_wall_s"):
-        out[k] = statistics.median(r[k] for r in runs)
+    for k in ("wall_s", "events_per_s", "tasks_per_s", "sim_s_per_wall_s", "cpu_s",
+              "tasks_per_cpu_s"):
+        if all(k in r for r in runs):  # a revision before cpu_s has only the wall
+            out[k] = statistics.median(r[k] for r in runs)
     out["wall_s_runs"] = [r["wall_s"] for r in runs]
     out["same_result_every_run"] = len(
         {(r["makespan_s"], r["mean_jct_s"], r["events"]) for r in runs}) == 1
@@ -175,6 +182,8 @@ def _before_after(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dic
             rows.append({"mode": mode, "tasks_asked": n, "before": b, "after": a,
                          "speedup": round(a["tasks_per_s"] / b["tasks_per_s"], 2)
                          if b["tasks_per_s"] else None,
+                         "speedup_cpu": round(a["tasks_per_cpu_s"] / b["tasks_per_cpu_s"], 2)
+                         if b.get("tasks_per_cpu_s") and a.get("tasks_per_cpu_s") else None,
                          "same_result": (b["makespan_s"], b["mean_jct_s"], b["events"])
                          == (a["makespan_s"], a["mean_jct_s"], a["events"])})
             if not args.json:
@@ -182,7 +191,8 @@ def _before_after(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dic
                 print(f"{mode:8} {b['tasks']:>8} tasks: before {b['wall_s']} s "
                       f"({b['tasks_per_s']} tasks/s, {b['events_per_s']} events/s), after "
                       f"{a['wall_s']} s ({a['tasks_per_s']} tasks/s, {a['events_per_s']} "
-                      f"events/s): x{r['speedup']}, same result: {r['same_result']}",
+                      f"events/s): x{r['speedup']} (CPU x{r['speedup_cpu']}), same result: "
+                      f"{r['same_result']}",
                       flush=True)
         return {"before": args.before, "rows": rows}
     finally:
@@ -230,8 +240,8 @@ def _long_runs(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dict[s
         if not args.json:
             print(f"{mode:8} {row['tasks']:>8} tasks {row['jobs']:>6} jobs: {row['wall_s']} s "
                   f"wall ({row['process_wall_s']} s with reading), {row['events']} events "
-                  f"({row['events_per_s']}/s), {row['tasks_per_s']} tasks/s, {row['sim_s']} s "
-                  f"simulated, peak {row['peak_rss_mb']} MB", flush=True)
+                  f"({row['events_per_s']}/s), {row['tasks_per_s']} tasks/s, {row['cpu_s']} s "
+                  f"CPU, {row['sim_s']} s simulated, peak {row['peak_rss_mb']} MB", flush=True)
     return {"trace": args.trace.name, "days": args.days, "nodes": args.nodes, "rows": rows}
 
 
@@ -311,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{mode:8} {med['tasks']:>8} tasks {med['jobs']:>6} jobs: median of "
                   f"{args.runs} {med['wall_s']} s wall, {med['events']} events "
                   f"({med['events_per_s']}/s), {med['tasks_per_s']} tasks/s, "
+                  f"{med['cpu_s']} s CPU, "
                   f"{med['sim_s']} s simulated", flush=True)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
