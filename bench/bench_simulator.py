@@ -7,7 +7,9 @@ baseline CapacityScheduler, in each of ``--modes`` (``baseline``: the
 scheduler alone; ``sidecar``: the advisor's daemon beside it every cycle).
 Prints, per mode, the median of ``--runs`` runs: wall time, events and tasks
 processed, events per second and tasks per second (tasks: maps and reduces of
-the jobs run; a task run again after a kill counts once).
+the jobs run; a task run again after a kill counts once), and the CPU time of
+the run (``cpu_s``, ``tasks_per_cpu_s``: on a machine shared with other jobs
+the wall time measures the load as much as the simulator).
 
 ``--before REF`` measures the same runs on git revision REF (a detached
 ``git worktree`` in a scratch directory, imported in place of this tree) and
@@ -17,6 +19,13 @@ adds the scaling table: the first jobs of the trace up to that many tasks,
 per mode. ``--max-jobs`` cuts the trace. With ``--snapshot-every S`` a
 baseline run also builds the advisor's Snapshot every S simulated seconds and
 reports how long those took. ``--json`` prints one object.
+
+``--days N`` makes the trace N days long: FB-2009's two public days
+(``..._0.tsv``, ``..._1.tsv``) taken in turn, each 24 h after the one before
+(job ids made unique), so ``--days 7`` is the week; each run is then one fresh
+process per mode (``--runs`` is ignored) and also reports its peak resident
+memory (``peak_rss_mb``). The scaling table reads its first tasks from that
+trace, so ``--days 7 --scale 1000,10000,100000,1000000`` reaches 1 M tasks.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import argparse
 import dataclasses
 import json
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -41,13 +51,14 @@ from yarn_advisor.simulator.readers.swim import read_swim
 from yarn_advisor.simulator.sidecar import run_sidecar
 from yarn_advisor.simulator.simulation import Simulation
 from yarn_advisor.simulator.snapshot import snapshot
-from yarn_advisor.simulator.spec import Workload
+from yarn_advisor.simulator.spec import Job, Workload
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "swim"
 if not DATA.is_dir():  # a worktree beside the main one
     DATA = Path("/work/shared/data/swim")
 TRACE = DATA / "FB-2009_samples_24_times_1hr_0.tsv"
+DAY_MS = 24 * 3600 * 1000
 MODES = ("baseline", "sidecar")
 
 
@@ -71,6 +82,7 @@ def one_run(wl: Workload, mode: str, scheduler: str, snapshot_every: float = 0.0
             ) -> dict[str, Any]:
     """One run of ``wl`` in ``mode``: its wall time, speed and result."""
     snap_s: list[float] = []
+    cpu0 = time.process_time()
     started = time.perf_counter()
     if mode == "sidecar":
         report, tally, _ = run_sidecar(wl, scheduler)
@@ -86,11 +98,13 @@ def one_run(wl: Workload, mode: str, scheduler: str, snapshot_every: float = 0.0
         report = sim.run()
         cycles = 0
     wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu0
     tasks = _tasks(wl)
     out: dict[str, Any] = {
         "mode": mode, "wall_s": round(wall, 3), "events": report.events,
         "events_per_s": round(report.events / wall) if wall else 0,
         "tasks": tasks, "tasks_per_s": round(tasks / wall) if wall else 0,
+        "cpu_s": round(cpu, 3), "tasks_per_cpu_s": round(tasks / cpu) if cpu else 0,
         "sim_s": report.makespan_s, "sim_s_per_wall_s": round(report.makespan_s / wall, 1),
         "jobs": report.jobs, "jobs_finished": report.jobs_finished,
         "makespan_s": report.makespan_s, "mean_jct_s": report.mean_jct_s,
@@ -108,8 +122,10 @@ def _median(runs: list[dict[str, Any]]) -> dict[str, Any]:
     first = runs[0]
     out = {k: first[k] for k in ("mode", "events", "tasks", "jobs", "jobs_finished", "sim_s",
                                  "makespan_s", "mean_jct_s", "kills", "cycles")}
-    for k in ("wall_s", "events_per_s", "tasks_per_s", "sim_s_per_wall_s"):
-        out[k] = statistics.median(r[k] for r in runs)
+    for k in ("wall_s", "events_per_s", "tasks_per_s", "sim_s_per_wall_s", "cpu_s",
+              "tasks_per_cpu_s"):
+        if all(k in r for r in runs):  # a revision before cpu_s has only the wall
+            out[k] = statistics.median(r[k] for r in runs)
     out["wall_s_runs"] = [r["wall_s"] for r in runs]
     out["same_result_every_run"] = len(
         {(r["makespan_s"], r["mean_jct_s"], r["events"]) for r in runs}) == 1
@@ -166,6 +182,8 @@ def _before_after(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dic
             rows.append({"mode": mode, "tasks_asked": n, "before": b, "after": a,
                          "speedup": round(a["tasks_per_s"] / b["tasks_per_s"], 2)
                          if b["tasks_per_s"] else None,
+                         "speedup_cpu": round(a["tasks_per_cpu_s"] / b["tasks_per_cpu_s"], 2)
+                         if b.get("tasks_per_cpu_s") and a.get("tasks_per_cpu_s") else None,
                          "same_result": (b["makespan_s"], b["mean_jct_s"], b["events"])
                          == (a["makespan_s"], a["mean_jct_s"], a["events"])})
             if not args.json:
@@ -173,7 +191,8 @@ def _before_after(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dic
                 print(f"{mode:8} {b['tasks']:>8} tasks: before {b['wall_s']} s "
                       f"({b['tasks_per_s']} tasks/s, {b['events_per_s']} events/s), after "
                       f"{a['wall_s']} s ({a['tasks_per_s']} tasks/s, {a['events_per_s']} "
-                      f"events/s): x{r['speedup']}, same result: {r['same_result']}",
+                      f"events/s): x{r['speedup']} (CPU x{r['speedup_cpu']}), same result: "
+                      f"{r['same_result']}",
                       flush=True)
         return {"before": args.before, "rows": rows}
     finally:
@@ -181,8 +200,49 @@ def _before_after(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dic
                        check=False)
 
 
+def _days(args: argparse.Namespace) -> list[Path]:
+    """The trace of each day: ``--trace``, else the two FB-2009 days in turn."""
+    if args.days <= 1:
+        return [args.trace]
+    two = [args.trace, args.trace.with_name(args.trace.name.replace("_0.tsv", "_1.tsv"))]
+    return [two[d % 2] for d in range(args.days)]
+
+
 def _load(args: argparse.Namespace) -> Workload:
-    return read_swim(args.trace, TraceOptions(nodes=args.nodes), max_jobs=args.max_jobs)
+    opts = TraceOptions(nodes=args.nodes)
+    first = read_swim(args.trace, opts, max_jobs=args.max_jobs)
+    if args.days <= 1:
+        return first
+    jobs: list[Job] = []
+    for d, path in enumerate(_days(args)):
+        day = read_swim(path, opts, max_jobs=args.max_jobs)
+        jobs += [dataclasses.replace(j, id=f"d{d + 1}-{j.id}", submit_ms=j.submit_ms + d * DAY_MS)
+                 for j in day.jobs]
+    return dataclasses.replace(first, name=f"{first.name} x{args.days} days", jobs=tuple(jobs))
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak resident memory (Linux: ``ru_maxrss`` is in KiB)."""
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+def _long_runs(args: argparse.Namespace, cases: list[tuple[str, int]]) -> dict[str, Any]:
+    """Each (mode, tasks) case once, each in a fresh process (its own peak memory)."""
+    rows = []
+    for mode, n in cases:
+        argv = ["--trace", str(args.trace), "--nodes", str(args.nodes), "--scheduler",
+                args.scheduler, "--max-jobs", str(args.max_jobs), "--mode", mode,
+                "--tasks", str(n), "--days", str(args.days)]
+        started = time.perf_counter()
+        row = _child(None, argv) | {"tasks_asked": n,
+                                    "process_wall_s": round(time.perf_counter() - started, 1)}
+        rows.append(row)
+        if not args.json:
+            print(f"{mode:8} {row['tasks']:>8} tasks {row['jobs']:>6} jobs: {row['wall_s']} s "
+                  f"wall ({row['process_wall_s']} s with reading), {row['events']} events "
+                  f"({row['events_per_s']}/s), {row['tasks_per_s']} tasks/s, {row['cpu_s']} s "
+                  f"CPU, {row['sim_s']} s simulated, peak {row['peak_rss_mb']} MB", flush=True)
+    return {"trace": args.trace.name, "days": args.days, "nodes": args.nodes, "rows": rows}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,6 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--one", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--mode", default="baseline", help=argparse.SUPPRESS)
     ap.add_argument("--tasks", type=int, default=0, help=argparse.SUPPRESS)
+    ap.add_argument("--days", type=int, default=1,
+                    help="the trace repeated to N days (FB-2009's two days in turn)")
     args = ap.parse_args(argv)
     if not args.trace.is_file():
         print(f"bench_simulator: {args.trace}: no such file", file=sys.stderr)
@@ -215,13 +277,27 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError:
         print("bench_simulator: --scale takes task counts, e.g. 1000,10000", file=sys.stderr)
         return 2
-    if args.one:  # one measurement (a child of --before)
+    missing = [p for p in _days(args) if not p.is_file()]
+    if args.days < 1 or missing:
+        print(f"bench_simulator: --days {args.days}: "
+              + (f"{missing[0]}: no such file" if missing else "takes 1 or more"),
+              file=sys.stderr)
+        return 2
+    if args.one:  # one measurement (a child of --before or of --days)
         wl = _load(args)
         if args.tasks:
             wl = _first_tasks(wl, args.tasks)
-        print(json.dumps(one_run(wl, args.mode, args.scheduler)))
+        print(json.dumps(one_run(wl, args.mode, args.scheduler) | {"peak_rss_mb": _peak_rss_mb()}))
         return 0
     cases = [(m, 0) for m in modes] + [(m, n) for n in scale for m in modes]
+    if args.days > 1:
+        if args.before:
+            print("bench_simulator: --days runs this tree only (no --before)", file=sys.stderr)
+            return 2
+        long = _long_runs(args, cases)
+        if args.json:
+            print(json.dumps(long, sort_keys=True))
+        return 0
     if args.before:
         out = _before_after(args, cases) | {"trace": args.trace.name, "nodes": args.nodes,
                                             "runs": args.runs}
@@ -245,6 +321,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{mode:8} {med['tasks']:>8} tasks {med['jobs']:>6} jobs: median of "
                   f"{args.runs} {med['wall_s']} s wall, {med['events']} events "
                   f"({med['events_per_s']}/s), {med['tasks_per_s']} tasks/s, "
+                  f"{med['cpu_s']} s CPU, "
                   f"{med['sim_s']} s simulated", flush=True)
     if args.json:
         print(json.dumps(summary, sort_keys=True))

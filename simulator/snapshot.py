@@ -55,7 +55,6 @@ RM_URL = "http://simulated-rm:8088"
 LIVE = ("NEW", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHING")
 _TASK_STATE = {"NEW": "SCHEDULED", "PENDING": "SCHEDULED", "ASSIGNED": "SCHEDULED",
                "RUNNING": "RUNNING", "SUCCEEDED": "SUCCEEDED", "KILLED": "KILLED"}
-_STARTED = ("RUNNING", "SUCCEEDED")  # a task's Task moves with the clock only once started
 
 # a node's state and use -> its Node's parts that follow from them
 _NodeKey = tuple[str, int, int, int, float, int, int, int, str]
@@ -116,13 +115,17 @@ def snapshot(sim: Simulation, max_tasks_per_job: int = 100_000) -> Snapshot:
     sums = {a: _sums(a) for a in running}
     jobs = [_job(a, ts, now, sums[a]) for a in running if a.job.app_type == "MAPREDUCE"]
     before, reuse.tasks = reuse.tasks, {}  # keep only the tasks listed now
-    tasks = [_live_task(a, t, ts, now, before, reuse.tasks) for a in running
-             if a.job.app_type == "MAPREDUCE"
-             for t in [*a.maps, *a.reduces][:max_tasks_per_job]]
+    tasks: list[Task] = []
+    for a in running:
+        if a.job.app_type == "MAPREDUCE":
+            _live_tasks(a, ts, now, before, reuse.tasks, max_tasks_per_job, tasks)
     finished = [_task(t.app, t, ts, now, finish, _known_id(t, before))
                 for t, finish in sim.take_finished_tasks()]
-    total_mem = sum(n.total_mem for n in rm.nodes if n.state == "RUNNING")
-    total_vc = sum(n.total_vc for n in rm.nodes if n.state == "RUNNING")
+    total_mem = total_vc = 0
+    for n in rm.nodes:
+        if n.state == "RUNNING":
+            total_mem += n.total_mem
+            total_vc += n.total_vc
     queues = [_queue(v) for v in sim.scheduler.queues()]
     return build_snapshot(
         taken_at=ts + now, rm_url=RM_URL,
@@ -165,9 +168,15 @@ def _node(n: SimNode, ts: int, now: int, reuse: dict[SimNode, tuple[_NodeKey, No
 def _metrics(sim: Simulation, live: list[SimApp], done: Counter[str], total_mem: int,
              total_vc: int) -> ClusterMetrics:
     rm = sim.rm
-    alloc_mem = sum(n.alloc_mem for n in rm.nodes)
-    alloc_vc = sum(n.alloc_vc for n in rm.nodes)
-    reserved = [n.reserved for n in rm.nodes if n.reserved is not None]
+    alloc_mem = alloc_vc = containers = active = 0
+    reserved = []
+    for n in rm.nodes:  # one pass over the nodes for all their sums
+        alloc_mem += n.alloc_mem
+        alloc_vc += n.alloc_vc
+        containers += len(n.containers)
+        active += n.state == "RUNNING"
+        if n.reserved is not None:
+            reserved.append(n.reserved)
     return ClusterMetrics(
         apps_submitted=len(sim.apps), apps_completed=done["FINISHED"],
         apps_pending=sum(a.state in ("NEW", "SUBMITTED", "ACCEPTED") for a in live),
@@ -176,9 +185,9 @@ def _metrics(sim: Simulation, live: list[SimApp], done: Counter[str], total_mem:
         total=Resources(total_mem, total_vc), allocated=Resources(alloc_mem, alloc_vc),
         available=Resources(total_mem - alloc_mem, total_vc - alloc_vc),
         reserved=Resources(sum(r.mem for r in reserved), sum(r.vc for r in reserved)),
-        containers_allocated=sum(len(n.containers) for n in rm.nodes),
+        containers_allocated=containers,
         containers_pending=rm.pending_total, containers_reserved=len(reserved),
-        active_nodes=sum(n.state == "RUNNING" for n in rm.nodes), total_nodes=len(rm.nodes),
+        active_nodes=active, total_nodes=len(rm.nodes),
         unhealthy_nodes=0, lost_nodes=0, decommissioning_nodes=0)
 
 
@@ -313,33 +322,39 @@ def _known_id(t: SimTask, known: dict[SimTask, _TaskEntry]) -> str:
     return entry[0] if entry is not None else t.app.task_id(t)
 
 
-def _live_task(app: SimApp, t: SimTask, ts: int, now: int, before: dict[SimTask, _TaskEntry],
-               now_listed: dict[SimTask, _TaskEntry]) -> Task:
-    """:func:`_task` of a task of a running app; a task not started keeps its Task as
-    long as its state, attempt and container do (nothing else of it shows)."""
-    entry = before.get(t)
-    tid = entry[0] if entry is not None else app.task_id(t)
-    if t.state == "SUCCEEDED":  # only its elapsed time moves (a live app's task has no end)
-        done_key = ("SUCCEEDED", t.attempt, t.container, t.start_ms)
-        if entry is not None and entry[1] == done_key and entry[2] is not None:
-            o = entry[2]
-            task = Task(o.id, o.job_id, o.app_id, o.type, o.state, o.progress, o.start_time,
-                        o.finish_time, now - t.start_ms if t.start_ms else 0, o.phase,
-                        o.node_id, o.container_id, o.attempt_id)
-        else:
+def _live_tasks(app: SimApp, ts: int, now: int, before: dict[SimTask, _TaskEntry],
+                now_listed: dict[SimTask, _TaskEntry], limit: int, out: list[Task]) -> None:
+    """:func:`_task` of each task of a running app (its maps, then its reduces, at most
+    ``limit``), onto ``out``. A task not started keeps its Task as long as its state,
+    attempt and container do (nothing else of it shows); one that succeeded, all of
+    its Task but the elapsed time. One loop per app: a day of jobs lists millions
+    of tasks over its cycles."""
+    get = before.get
+    for t in [*app.maps, *app.reduces][:limit]:
+        entry = get(t)
+        tid = entry[0] if entry is not None else app.task_id(t)
+        state = t.state
+        if state == "SUCCEEDED":  # only its elapsed time moves (a live app's task has no end)
+            done_key = ("SUCCEEDED", t.attempt, t.container, t.start_ms)
+            if entry is not None and entry[1] == done_key and entry[2] is not None:
+                o = entry[2]
+                task = Task(o.id, o.job_id, o.app_id, o.type, o.state, o.progress, o.start_time,
+                            o.finish_time, now - t.start_ms if t.start_ms else 0, o.phase,
+                            o.node_id, o.container_id, o.attempt_id)
+            else:
+                task = _task(app, t, ts, now, None, tid)
+            now_listed[t] = (tid, done_key, task)
+        elif state == "RUNNING":
+            now_listed[t] = (tid, None, None)
             task = _task(app, t, ts, now, None, tid)
-        now_listed[t] = (tid, done_key, task)
-        return task
-    if t.state in _STARTED:
-        now_listed[t] = (tid, None, None)
-        return _task(app, t, ts, now, None, tid)
-    key = (t.state, t.attempt, t.container)
-    if entry is not None and entry[1] == key and entry[2] is not None:
-        task = entry[2]
-    else:
-        task = _task(app, t, ts, now, None, tid)
-    now_listed[t] = (tid, key, task)
-    return task
+        else:
+            key = (state, t.attempt, t.container)
+            if entry is not None and entry[1] == key and entry[2] is not None:
+                task = entry[2]
+            else:
+                task = _task(app, t, ts, now, None, tid)
+            now_listed[t] = (tid, key, task)
+        out.append(task)
 
 
 def _task(app: SimApp, t: SimTask, ts: int, now: int, finish: int | None = None,

@@ -56,6 +56,8 @@ from yarn_advisor.simulator.spec import SchedulerSpec
 if TYPE_CHECKING:
     from yarn_advisor.simulator.rm import RMCore
 
+_ZERO = (0, 0)
+
 
 def _vec() -> list[int]:
     return [0, 0]
@@ -223,6 +225,11 @@ class CapacityScheduler:
                 return
 
     def _assign_once(self, node: SimNode) -> Outcome | None:
+        """One container for ``node``: the leaves by used / guaranteed capacity, each
+        leaf's apps in its ordering. Nothing an app's attempt does short of an
+        allocation or a reservation (which end the call) changes the apps that ask,
+        their users or the queue's use, so each leaf's asking apps and user limit are
+        found once per call (they were a quarter of a SWIM day's scheduling)."""
         rm = self.rm
         plugin = self.plugin
         if plugin is not None and plugin.order_version() != self._order_seen:
@@ -231,30 +238,38 @@ class CapacityScheduler:
                 leaf.dirty = True
         label = node.label
         tm, tv = rm.partition_total(label)
+        share_of = rm.calc.share
         order = []
         for i, leaf in enumerate(self.leaves.values()):
-            if leaf.conf.state != "RUNNING" or not leaf.conf.accessible(label):
+            conf = leaf.conf
+            if conf.state != "RUNNING" or not conf.accessible(label):
                 continue
-            if not any(a.pending_total and a.label == label for a in leaf.active):
+            for a in leaf.active:
+                if a.pending_total and a.label == label:
+                    break
+            else:
                 continue
             used = leaf.u(label)
-            g = leaf.conf.guaranteed(label)
-            share = rm.calc.share(used[0], used[1], tm, tv)
+            g = conf.guaranteed(label)
+            share = share_of(used[0], used[1], tm, tv)
             ratio = share / g if g > 0 else (float("inf") if share > 0 else 0.0)
             order.append((ratio, -g, i, leaf))
         order.sort(key=lambda x: x[:3])
+        greater = rm.calc.greater
         for _, _, _, leaf in order:
             used = leaf.u(label)
             mx = leaf.conf.maximum(label)
             lim_mem, lim_vc = tm * mx, tv * mx
-            if not rm.calc.greater(lim_mem, lim_vc, used[0], used[1], tm, tv):
+            if not greater(lim_mem, lim_vc, used[0], used[1], tm, tv):
                 continue  # used >= maximum capacity
             headroom = (int(lim_mem) - used[0], int(lim_vc) - used[1])
-            for app in leaf.ordered(plugin):
-                if not app.pending_total or app.label != label:
-                    continue
-                if not self._user_ok(leaf, app, label, tm, tv):
-                    continue
+            asking = [a for a in leaf.ordered(plugin) if a.pending_total and a.label == label]
+            limit = self._user_limit(leaf, label, tm, tv, asking)
+            user_used = leaf.user_used
+            for app in asking:
+                uu = user_used.get((app.user, label), _ZERO)
+                if greater(uu[0], uu[1], limit[0], limit[1], tm, tv):
+                    continue  # the user is at its limit
                 out = try_app_on_node(rm, app, node, label, headroom, self.loc, plugin)
                 if out is Outcome.ALLOCATED or out is Outcome.RESERVED:
                     return out
@@ -264,6 +279,12 @@ class CapacityScheduler:
 
     def user_limit(self, leaf: LeafQueue, label: str, tm: int, tv: int) -> tuple[float, float]:
         """``UsersManager.computeUserLimit`` for an active user."""
+        return self._user_limit(leaf, label, tm, tv, [
+            a for a in leaf.active if a.pending_total and a.label == label])
+
+    def _user_limit(self, leaf: LeafQueue, label: str, tm: int, tv: int,
+                    asking: list[SimApp]) -> tuple[float, float]:
+        """:meth:`user_limit` given the leaf's apps that ask at ``label``."""
         conf = leaf.conf
         mx = conf.maximum(label)
         if conf.user_limit_factor == -1:
@@ -277,7 +298,7 @@ class CapacityScheduler:
             current = cap
         else:
             current = (used[0] + mn.memory_mb, used[1] + mn.vcores)
-        users = {a.user for a in leaf.active if a.pending_total and a.label == label} or {""}
+        users = {a.user for a in asking} or {""}
         active_used = [0, 0]
         for (user, lab), vec in leaf.user_used.items():
             if lab == label and user in users:
@@ -292,11 +313,6 @@ class CapacityScheduler:
         if calc.greater(*limit, *cap_ulf, tm, tv):
             limit = cap_ulf
         return limit
-
-    def _user_ok(self, leaf: LeafQueue, app: SimApp, label: str, tm: int, tv: int) -> bool:
-        used = leaf.user_used.get((app.user, label), _vec())
-        lm, lv = self.user_limit(leaf, label, tm, tv)
-        return not self.rm.calc.greater(used[0], used[1], lm, lv, tm, tv)
 
     # --- accounting -----------------------------------------------------------------
     def on_allocate(self, c: SimContainer) -> None:
