@@ -71,7 +71,6 @@ GROUP_SECONDS = {
     "mini-cluster": 650.0, "kerberos": 230.0, "sls": 200.0,
     # modules that start a JVM cluster of their own
     "tests/cluster/test_rm_plugin_minicluster.py": 370.0,
-    "tests/cluster/test_watchdog_harm.py": 150.0,
     "tests/simulator/test_parity_cluster.py": 100.0,
     "tests/sls/test_sls_plugin.py": 70.0, "tests/sls/test_sls.py": 60.0,
 }
