@@ -160,10 +160,8 @@ class LiveSensor:
             no_usage: list[ContainerUsage] = []
             no_containers: list[Container] = []
             no_qm: tuple[QueueMetricsBean, ...] = ()
-            containers = self._optional("containers", no_containers,
-                                        lambda: self._containers(pool, running))
-            usage = self._optional("nm_jmx", no_usage, lambda: self._usage(pool, nodes),
-                                   enabled=self.params.nm_jmx.enabled)
+            # The one-request sources first, the fan-outs after: a slow fan-out (a
+            # container read per app) must not use the deadline up before them.
             qm = self._optional("rm_jmx", no_qm, self._queue_metrics, enabled=self.params.rm_jmx)
             plugin = self._optional("rm_plugin", None, self._plugin, enabled=self.rm_plugin)
             no_conf: dict[str, str] = {}
@@ -174,6 +172,10 @@ class LiveSensor:
             rm_conf = self._optional("rm_conf", no_conf, self._rm_conf,
                                      enabled=bool(self.params.rm_conf_keys
                                                   or self.params.rm_conf_values))
+            containers = self._optional("containers", no_containers,
+                                        lambda: self._containers(pool, running))
+            usage = self._optional("nm_jmx", no_usage, lambda: self._usage(pool, nodes),
+                                   enabled=self.params.nm_jmx.enabled)
             jobs, tasks, done = self._optional(
                 "mapreduce", no_mr, lambda: self._mapreduce(pool, running, now_ms),
                 enabled=self.params.mapreduce.enabled)

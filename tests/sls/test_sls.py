@@ -102,7 +102,9 @@ def trace_of(c: SlsCluster) -> dict[str, TraceJob]:
 def test_one_sense_cycle_sees_every_node_and_queue(sls_cluster: SlsCluster) -> None:
     c = sls_cluster
     busy(c)
-    sensor = build_sensor(load(None, {"rm": {"urls": [c.rm_url]}}))
+    # what one cycle reads, not how fast: the SLS RM shares this machine with the
+    # other shard's clusters, and a loaded run once took the default 20 s deadline
+    sensor = build_sensor(load(None, {"rm": {"urls": [c.rm_url]}, "sense": {"deadline_s": 90}}))
     before = {a["id"] for a in apps_in(c, "RUNNING")}
     t0 = time.monotonic()
     snap = sensor.sense(int(time.time() * 1000))

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 from _snapshots import TS, app, container, node, snapshot
 
-from yarn_advisor.advisor.act.actuator import Actuator, build_actuator
+from yarn_advisor.advisor.act.actuator import RESYNC_S, Actuator, build_actuator
 from yarn_advisor.advisor.act.journal import Entry, Journal, Phase
 from yarn_advisor.advisor.act.writer import Writer
 from yarn_advisor.advisor.engine.settings import load_config as load
@@ -214,6 +214,48 @@ def test_rm_standby_in_the_snapshot(tmp_path: Path) -> None:
     s = snap()
     s = dataclasses.replace(s, cluster=dataclasses.replace(s.cluster, ha_state="STANDBY"))
     blocked_by(tmp_path, "rm_not_active", s=s)
+
+
+def restarted(started_on: int, running: int, at: float) -> Snapshot:
+    """The test snapshot as an RM started at ``started_on`` shows it at ``at``, with
+    ``running`` of its two NodeManagers registered again."""
+    s = snap(taken_at=int(at * 1000))
+    return dataclasses.replace(s, cluster=dataclasses.replace(s.cluster, started_on=started_on),
+                               nodes=s.nodes[:running])
+
+
+def test_rm_restart_holds_writes_while_the_nodemanagers_resync(tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm)
+    now = [NOW]
+    a.clock = lambda: now[0]
+    assert a.act([rec()], restarted(1, 2, now[0]))[("set_app_priority", "haste", "applied")]
+    for _ in range(2):  # the RM restarted, one NodeManager is back: a partial view
+        now[0] += 5
+        blocked_by_resync = a.act([rec(target=OTHER)], restarted(2, 1, now[0]))
+        assert blocked_by_resync == {("set_app_priority", "haste", "blocked"): 1}
+        assert phases(a)[-1] == ("blocked", "rm_resync")
+    now[0] += 5
+    a.act([rec(target=OTHER)], restarted(2, 2, now[0]))  # both back: writes resume
+    assert rm.sent == [("set_app_priority", APP, 5), ("set_app_priority", OTHER, 5)]
+
+
+def test_rm_resync_hold_ends_after_its_limit_even_if_a_node_never_returns(
+        tmp_path: Path) -> None:
+    rm = FakeRM()
+    a = make(tmp_path, rm)
+    now = [NOW]
+    a.clock = lambda: now[0]
+    a.act([rec()], restarted(1, 2, now[0]))
+    now[0] += 1
+    a.act([rec(target=OTHER)], restarted(2, 1, now[0]))
+    assert phases(a)[-1] == ("blocked", "rm_resync")
+    now[0] += RESYNC_S + 1
+    a.act([rec(target=OTHER)], restarted(2, 1, now[0]))
+    assert phases(a)[-1][0] == "result" and rm.sent[-1] == ("set_app_priority", OTHER, 5)
+    now[0] += 1  # a node lost without a restart is no resync: nothing held
+    a.act([rec(target=APP, value=7, previous=5)], restarted(2, 0, now[0]))
+    assert rm.sent[-1] == ("set_app_priority", APP, 7)
 
 
 @pytest.mark.parametrize(("error", "reason"), [(StandbyError("no active RM"), "rm_standby"),

@@ -330,3 +330,32 @@ def test_the_sense_step_gives_up_optional_reads_at_its_deadline() -> None:
     assert snap.sources["mapreduce"] is False
     assert "sense.deadline_s" in sensor.stats["mapreduce"].last_error
     assert snap.nodes and snap.apps  # the required data, read in time
+
+
+class SlowContainers(FakeHttp):
+    """The recorded cycle, with each application's container list taking
+    ``delay_s``: a busy RM at 500 nodes spent 8 s of a 20 s deadline there."""
+
+    def __init__(self, *cycles: Path, delay_s: float) -> None:
+        super().__init__(*cycles)
+        self.delay_s = delay_s
+
+    def get_raw(self, url: str, params: Mapping[str, str] | None = None) -> RawJSON:
+        if url.endswith("/containers"):
+            time.sleep(self.delay_s)
+        return super().get_raw(url, params)
+
+
+def test_a_slow_fan_out_does_not_starve_the_one_request_sources() -> None:
+    """On a loaded 500-node SLS RM the container fan-out used the deadline up and
+    the RM's queue metrics (one request) were given up after it. The one-request
+    sources are read before the fan-outs, so they come in while those are late."""
+    cycle = BUSY / "cycle-0020.yaml"
+    (url,) = _manifest_urls(BUSY)
+    sensor = _sensor(SlowContainers(cycle, delay_s=3.0), [url])
+    sensor.params = sensor.params.model_copy(update={"deadline_s": 1.0})
+    snap = sensor.sense(1_795_308_500_000)
+    assert snap.sources["containers"] is False
+    assert "sense.deadline_s" in sensor.stats["containers"].last_error
+    assert snap.sources["rm_jmx"] and snap.queue_metrics
+    assert snap.sources["scheduler_conf"] and snap.scheduler_conf
