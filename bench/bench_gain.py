@@ -59,6 +59,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
+from _rounds import rotated  # noqa: E402
 from yarnmini import MiniCluster, SubmittedApp  # noqa: E402
 
 from yarn_advisor.advisor.act.rollback import DONE, select  # noqa: E402
@@ -376,13 +377,6 @@ def summarize(runs: list[dict[str, Any]], interval: float, modes: list[str]
     out["nodes"] = 2
     out["runs"] = runs
     return out
-
-
-def rotated(modes: list[str], i: int) -> list[str]:
-    """Pair ``i``'s order: the modes rotated by ``i``, so a load that rises or falls
-    during the bench hits every mode in every position."""
-    k = i % len(modes)
-    return modes[k:] + modes[:k]
 
 
 def main(argv: list[str] | None = None) -> int:

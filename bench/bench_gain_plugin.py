@@ -49,7 +49,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
-from rmplugin import MBEAN, build, rm_conf  # noqa: E402
+from _rounds import rotated  # noqa: E402
+from rmplugin import MBEAN, build, rm_conf, wait_for  # noqa: E402
 from yarnmini import MiniCluster, NodeSpec, SubmittedApp  # noqa: E402
 
 from yarn_advisor.advisor.act.rollback import select  # noqa: E402
@@ -115,16 +116,6 @@ class AdvisorLoop(threading.Thread):
 def plugin_counters(cluster: MiniCluster) -> dict[str, Any]:
     beans = cluster.read(f"{cluster.rm_url}/jmx?qry={MBEAN}")["beans"]
     return dict(beans[0]) if beans else {}
-
-
-def wait_for(cond: Any, what: str, timeout: float = 120) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.5)
-    raise RuntimeError(f"timed out waiting for {what}")
 
 
 def history(cluster: MiniCluster, path: str) -> Any:
@@ -274,7 +265,7 @@ def main(argv: list[str] | None = None) -> int:
                  "the plug-in's first poll")
         inputs = make_inputs(work, args.files)
         for i in range(args.rounds):
-            for mode in MODES[i % 3:] + MODES[:i % 3]:
+            for mode in rotated(MODES, i):
                 r = one_run(cluster, mode, args, work, inputs, table, i + 1) | {"round": i + 1}
                 runs.append(r)
                 extra = {k: r[k] for k in ("cycles", "actions", "rules") if k in r}

@@ -54,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "sls"))
 sys.path.insert(0, str(ROOT / "tests" / "minicluster"))
 
+from _rounds import rotated  # noqa: E402
 from rmplugin import MBEAN, TableServer, build, rm_conf  # noqa: E402
 from slsrun import SlsCluster  # noqa: E402
 from workload import FIXTURES, TEST_SOURCE_FILES, TraceSpec  # noqa: E402
@@ -220,8 +221,7 @@ def main(argv: list[str] | None = None) -> int:
     runs: list[dict[str, Any]] = []
     try:
         for i in range(args.runs):
-            k = i % len(modes)
-            for mode in modes[k:] + modes[:k]:
+            for mode in rotated(modes, i):
                 r = one_run(mode, args, work, server) | {"round": i + 1}
                 runs.append(r)
                 print(f"round {i + 1} {mode:>6}: node update {r['nodeupdate_us']} us "

@@ -24,22 +24,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from eval_real import DEFAULT_DATA, real_traces, rumen_traces
-from eval_rumen import FREQUENCY_RULE
+from eval_rumen import FREQUENCY_RULE, Variant, without_each
 
 from yarn_advisor.classifiers.evaluation.eval_result import EvalResult, pooled
 from yarn_advisor.classifiers.evaluation.evaluate import evaluate_reader, evaluate_traces
 
-# (label, model settings, properties left out)
-VARIANTS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
+VARIANTS: tuple[Variant, ...] = (
     ("full model", {}, ()),
-    ("without U (user)", {}, ("U",)),
-    ("without Q (queue)", {}, ("Q",)),
-    ("without A (name)", {}, ("A",)),
-    ("without Z (size)", {}, ("Z",)),
-    ("without D (demand)", {}, ("D",)),
-    ("without R (reduce group)", {}, ("R",)),
-    ("without J (the job itself)", {}, ("J",)),
-    ("without P (progress)", {}, ("P",)),
+    *without_each("UQAZDRJP"),
     ("no shape discount (rho 0)", {"shape_correlation": 0.0}, ()),
     ("reduce group discounted (0.3)", {"reduces_correlation": 0.3}, ()),
     ("frequency evidence on", {"evidence": True}, ()),

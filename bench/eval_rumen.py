@@ -62,19 +62,26 @@ RUNS = ("original", "renamed", "cross", "cross renamed")
 FREQUENCY_RULE: dict[str, Any] = {
     "overdue_factor": 1e9, "max_overdue_share": 1.01, "long_while_maps_wait": False,
     "reduce_support_at_progress": False, "min_support": 1, "relaxed_budget": 0.0}
+# (label, model settings, properties left out): one variant of the model
+Variant = tuple[str, dict[str, Any], tuple[str, ...]]
+# the model's properties, as the ablations name them
+LEVELS = {"U": "user", "Q": "queue", "A": "name", "Z": "size", "D": "demand",
+          "R": "reduce group", "J": "the job itself", "P": "progress"}
+
+
+def without_each(levels: str) -> tuple[Variant, ...]:
+    """The model with each of ``levels`` left out, one at a time."""
+    return tuple((f"without {k} ({LEVELS[k]})", {}, (k,)) for k in levels)
+
+
 # What each level and rule adds: left out one at a time (see --ablation).
-ABLATIONS: tuple[tuple[str, dict[str, Any], tuple[str, ...]], ...] = (
+ABLATIONS: tuple[Variant, ...] = (
     ("full model", {}, ()),
-    ("without U (user)", {}, ("U",)),
-    ("without Q (queue)", {}, ("Q",)),
-    ("without A (name)", {}, ("A",)),
-    ("without Z (size)", {}, ("Z",)),
-    ("without D (demand)", {}, ("D",)),
+    *without_each("UQAZD"),
     ("without Z and D (shape)", {}, ("Z", "D")),
-    ("without R (reduce group)", {}, ("R",)),
+    *without_each("R"),
     ("reduce group discounted (0.3)", {"reduces_correlation": 0.3}, ()),
-    ("without J (the job itself)", {}, ("J",)),
-    ("without P (progress)", {}, ("P",)),
+    *without_each("JP"),
     ("no shape discount (rho 0)", {"shape_correlation": 0.0}, ()),
     ("no overdue rule", {"overdue_factor": 1e9}, ()),
     ("no cluster-overdue rule", {"max_overdue_share": 1.01}, ()),

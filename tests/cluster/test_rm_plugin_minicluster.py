@@ -19,14 +19,14 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError
 from urllib.request import urlopen
 
 import pytest
-from rmplugin import MBEAN, ORDERING, TableServer, build, rm_conf
+from rmplugin import MBEAN, ORDERING, TableServer, build, rm_conf, served, wait_for
 from yarnmini import MiniCluster, NodeSpec, SubmittedApp
 
 from yarn_advisor.advisor.engine.settings import load_config
@@ -59,9 +59,7 @@ SCHEDULER = {
 
 @pytest.fixture(scope="module")
 def advisor() -> Iterator[TableServer]:
-    server = TableServer()
-    yield server
-    server.kill()
+    yield from served()
 
 
 @pytest.fixture(scope="module")
@@ -88,16 +86,6 @@ def jmx(cluster: MiniCluster) -> dict[str, Any]:
     assert beans, "the RM has no AdvisorPlugin MBean: the allocator was not loaded"
     bean: dict[str, Any] = beans[0]
     return bean
-
-
-def wait_for(cond: Callable[[], Any], what: str, timeout: float = 120) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = cond()
-        if got:
-            return got
-        time.sleep(0.3)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def nodes(cluster: MiniCluster) -> dict[str, int]:

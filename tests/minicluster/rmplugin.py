@@ -13,6 +13,8 @@ import json
 import os
 import subprocess
 import threading
+import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,19 @@ BENCH = "io.github.yarnadvisor.plugin.PrecheckBench"
 ALLOCATOR = "io.github.yarnadvisor.plugin.AdvisorPlacementAllocator"
 ORDERING = "io.github.yarnadvisor.plugin.AdvisorOrderingPolicy"
 MBEAN = "Hadoop:service=ResourceManager,name=AdvisorPlugin"
+
+
+def wait_for(cond: Callable[[], Any], what: str, timeout: float = 120,
+             every: float = 0.3) -> Any:
+    """``cond()``'s first truthy value, polled every ``every`` s; TimeoutError naming
+    ``what`` after ``timeout`` s (the plug-in polls its table, the RM heartbeats)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        got = cond()
+        if got:
+            return got
+        time.sleep(every)
+    raise TimeoutError(f"timed out waiting for {what}")
 
 
 def rm_conf(*, url: str | None = None, file: Path | None = None, poll_ms: int = 200,
@@ -122,3 +137,13 @@ class TableServer:
     def kill(self) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def served() -> Iterator[TableServer]:
+    """A :class:`TableServer` for a test module's fixture (``yield from served()``),
+    shut down when the module is done."""
+    server = TableServer()
+    try:
+        yield server
+    finally:
+        server.kill()

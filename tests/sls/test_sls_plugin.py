@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rmplugin import MBEAN, TableServer, build, rm_conf
+from rmplugin import MBEAN, TableServer, build, rm_conf, served
 from slsrun import SlsCluster
 from workload import FIXTURES, TEST_SOURCE_FILES, TraceSpec
 
@@ -36,9 +36,7 @@ CS_METRICS = "Hadoop:service=ResourceManager,name=CapacitySchedulerMetrics"
 
 @pytest.fixture(scope="module")
 def advisor() -> Iterator[TableServer]:
-    server = TableServer()
-    yield server
-    server.kill()
+    yield from served()
 
 
 @pytest.fixture(scope="module")
