@@ -65,12 +65,13 @@ CLUSTER_GROUPS = {
 }
 LAYERS = ("cluster", "sls", "kerberos", "services", "deploy", "chaos", "slow")
 # What a group's tests take in one process, in seconds, for the shard plan (a full run's
-# ``--durations``, calls and fixtures, see tests/README.md); a group not listed counts
+# ``--durations``, calls and fixtures); a group not listed counts
 # OTHER_TEST_S a test. Only the balance depends on them, never which tests run.
 GROUP_SECONDS = {
     "mini-cluster": 650.0, "kerberos": 230.0, "sls": 200.0,
     # modules that start a JVM cluster of their own
     "tests/cluster/test_rm_plugin_minicluster.py": 370.0,
+    "tests/cluster/test_watchdog_harm.py": 120.0,
     "tests/simulator/test_parity_cluster.py": 100.0,
     "tests/sls/test_sls_plugin.py": 70.0, "tests/sls/test_sls.py": 60.0,
 }
