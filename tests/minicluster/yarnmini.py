@@ -499,7 +499,10 @@ class MiniCluster:
             time.sleep(0.5)
         raise TimeoutError(f"standby RM did not come up at {url}")
 
-    def stop(self) -> None:
+    def stop(self, grace_s: float = 5.0) -> None:
+        """End the clients, then the daemons: SIGTERM, ``grace_s`` for their shutdown
+        hooks, then SIGKILL. Nothing reads a stopped cluster's files, and Hadoop's hooks
+        took about 20 s a teardown (its default hook timeout is 30 s)."""
         for c in self.clients:
             if c.poll() is None:
                 c.kill()
@@ -511,7 +514,7 @@ class MiniCluster:
                     os.killpg(p.pid, signal.SIGTERM)
         for p in self.procs:
             try:
-                p.wait(timeout=20)
+                p.wait(timeout=grace_s)
             except subprocess.TimeoutExpired:
                 os.killpg(p.pid, signal.SIGKILL)
                 p.wait()
