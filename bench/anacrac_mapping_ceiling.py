@@ -167,7 +167,17 @@ def _tags_of(wl: Workload, app_type: str | None) -> list[str]:
             for s in (j.maps, j.reduces) if s is not None and s.fail_off_tag]
 
 
-def with_mapping_rules(wl: Workload) -> tuple[Workload, Any]:
+def with_partition_cap(wl: Workload) -> tuple[Workload, Any]:
+    """:func:`with_mapping_rules`, each rule also giving its applications' task and AM
+    memory (``task_memory_mb``, ``am_memory_mb``: what an operator knows of the jobs it
+    names), so the advisor writes the label partition's cap itself
+    (``anacrac.container_awareness.partition_cap``)."""
+    _, task_mb, am_mb, _, _ = _sizes(wl)
+    return with_mapping_rules(wl, {"task_memory_mb": task_mb, "am_memory_mb": am_mb})
+
+
+def with_mapping_rules(wl: Workload, extra: dict[str, int] | None = None
+                       ) -> tuple[Workload, Any]:
     """The sidecar with the mapping-rule lever: ``bench/anacrac_sidecar_labels.py``'s
     cluster and rules, each rule also naming its applications (``app_names``: the
     jobs of its type, known before submission), so the advisor writes them as JSON
@@ -175,7 +185,8 @@ def with_mapping_rules(wl: Workload) -> tuple[Workload, Any]:
     submitted to ``default`` (mapping rules apply to those only)."""
     rules = [{"name": r.name, "app_type": r.app_type, "hosts": list(r.hosts),
               "tasks_maximum": r.tasks_maximum, "label": LABEL, "target_queue": QUEUE,
-              "app_names": sorted({j.name for j in wl.jobs if j.app_type == r.app_type})}
+              "app_names": sorted({j.name for j in wl.jobs if j.app_type == r.app_type}),
+              **(extra or {})}
              for r in derive_rules(wl)]
     cfg = load_config(overrides={"policies": {"anacrac": {"params": {"rules": rules}}}})
     return labelled(wl), cfg
@@ -212,9 +223,12 @@ def run(name: str) -> dict[str, Any]:
     _, names = placed_at_submission(wl)
     cs, mcfg = with_mapping_rules(wl)
     mapped, tally, _ = run_sidecar(cs, None, mcfg)
+    ccs, ccfg = with_partition_cap(wl)
+    capped, cap_tally, _ = run_sidecar(ccs, None, ccfg)
     out: dict[str, Any] = {"workload": name, "matched_apps": names}
     runs: list[tuple[str, Report]] = [("fair", fair), ("in_rm", inrm), ("sidecar", side),
-                                      ("sidecar_mapping_rules", mapped)]
+                                      ("sidecar_mapping_rules", mapped),
+                                      ("sidecar_partition_cap", capped)]
     sets: dict[str, str] = {}
     for row, what, placed, conf in stand_ins(wl):
         runs.append((row, run_conf(placed, conf)))
@@ -224,9 +238,11 @@ def run(name: str) -> dict[str, Any]:
         if mode in sets:
             out[mode]["sets"] = sets[mode]
     out["rows"] = [m for m, _ in runs]
-    out["sidecar_mapping_rules"]["writes"] = [
-        {"at_s": t / 1000, "kind": str(k), "target": tgt} for t, k, tgt, _v in tally.sent
-        if k.value in ("set_mapping_rules", "replace_node_labels", "move_app_queue")]
+    for mode, t in (("sidecar_mapping_rules", tally), ("sidecar_partition_cap", cap_tally)):
+        out[mode]["writes"] = [
+            {"at_s": at / 1000, "kind": str(k), "target": tgt} for at, k, tgt, _v in t.sent
+            if k.value in ("set_mapping_rules", "replace_node_labels", "move_app_queue",
+                           "update_scheduler_conf")]
     for mode, r in runs[2:]:
         out[mode]["share_total_time"] = share(fair.makespan_s, r.makespan_s, inrm.makespan_s)
         out[mode]["share_failed_jobs"] = share(lost(fair), lost(r), lost(inrm))

@@ -7,6 +7,7 @@ import json
 from dataclasses import replace
 from typing import Any
 
+import pytest
 from _snapshots import TS, J, app, ctr, node, queue, snapshot, with_util
 
 from yarn_advisor.advisor.engine.decide import AdvisorState, EngineConfig, decide
@@ -180,3 +181,28 @@ def test_state_round_trips_through_json() -> None:
     hb1 = anacrac.advise(heartbeat(TS, (2.0, 7.0, 1.0)), State(), PARAMS)
     again = State.from_json(json.loads(json.dumps(hb1.next_state.to_json())))
     assert again == hb1.next_state
+
+
+def test_the_partition_cap_stands_in_for_the_per_node_limit_before_any_app() -> None:
+    capped = anacrac.Params(rules=(RULE.model_copy(update={"task_memory_mb": 1024,
+                                                            "am_memory_mb": 1024}),))
+    hb = heartbeat(TS, (1.0, 1.0, 1.0), with_s=False)  # no app of the rule yet
+    (cap,) = by(anacrac.advise(hb, State(), capped).recommendations,
+                Kind.UPDATE_SCHEDULER_CONF).values()
+    # 2 tasks x 1024 MiB on each of h1 and h2 + one 1024 MiB AM, of their 2 x 8192 MiB
+    key = "accessible-node-labels.ingest.maximum-capacity"
+    assert (cap.target, J(cap.value), J(cap.previous)) == ("root.ingest", {key: 31.25},
+                                                          {key: None})
+    assert cap.explanation.rule == "anacrac.container_awareness.partition_cap"
+    assert J(cap.explanation.inputs)["partition_mb"] == 16384
+    # the RM holds it already: nothing to write; and no cap without task_memory_mb
+    held = replace(hb, scheduler_conf={f"yarn.scheduler.capacity.root.ingest.{key}": "31.25"})
+    assert not by(anacrac.advise(held, State(), capped).recommendations,
+                  Kind.UPDATE_SCHEDULER_CONF)
+    assert not by(anacrac.advise(hb, State(), PARAMS).recommendations,
+                  Kind.UPDATE_SCHEDULER_CONF)
+
+
+def test_the_partition_cap_needs_the_rule_it_sizes() -> None:
+    with pytest.raises(ValueError, match="task_memory_mb"):
+        Rule(name="x", app_name="^x", task_memory_mb=1024, label="x", target_queue="x")

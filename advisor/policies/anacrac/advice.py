@@ -8,6 +8,7 @@ from yarn_advisor.advisor.model.jsonvalue import JsonDict, JsonValue
 from yarn_advisor.advisor.model.kinds import Kind
 from yarn_advisor.advisor.model.payloads import (
     Advice,
+    ConfUpdate,
     ContainerSignal,
     ContainerSize,
     ContainerStatus,
@@ -31,6 +32,8 @@ def _rule_json(r: Rule) -> JsonDict:
         "name": r.name, "hosts": list(r.hosts), "tasks_maximum": r.tasks_maximum,
         "job_type": r.job_type, "cpu_threshold": r.cpu_threshold,
         "io_threshold": r.io_threshold, "label": r.label, "target_queue": r.target_queue,
+        **({"task_memory_mb": r.task_memory_mb, "am_memory_mb": r.am_memory_mb}
+           if r.task_memory_mb is not None else {}),
     }
 
 
@@ -103,6 +106,62 @@ def mapping_rules(params: Params) -> list[Recommendation]:
     e = Explanation("anacrac.node_awareness.mapping_rules", summary, {}, {}, th)
     return [Recommendation(Kind.SET_MAPPING_RULES, "scheduler", MappingRules(tuple(placed)),
                            NAME, e)]
+
+
+CAP_KEY = "accessible-node-labels.{label}.maximum-capacity"
+
+
+def partition_caps(inp: Inputs, params: Params) -> list[Recommendation]:
+    """Step 10's per-node limit as a bound the RM has: the target queue's share of its
+    label's partition capped at ``tasks_maximum`` task containers of ``task_memory_mb``
+    per rule host plus ``am_memory_mb``, written before any matched app is submitted
+    (rules that set ``task_memory_mb`` only). A total, not a per-node bound: it acts
+    per node where one container is assigned per node heartbeat (off-switch asks and
+    ``maximum-offswitch-assignments`` 1, the default; ``bench/anacrac_mapping_ceiling.py``
+    measures it). The partition is the rule's hosts, which labels_and_queues labels."""
+    out: list[Recommendation] = []
+    for r in params.rules:
+        if r.task_memory_mb is None or r.tasks_maximum is None or not r.hosts \
+                or r.target_queue is None or r.label is None:
+            continue
+        nodes = [n for n in inp.nodes if in_hosts(r, n.id, n.host)]
+        part_mb = sum(n.total.memory_mb for n in nodes)
+        if part_mb <= 0:
+            continue
+        want_mb = r.tasks_maximum * len(nodes) * r.task_memory_mb + r.am_memory_mb
+        pct = min(100.0, round(100.0 * want_mb / part_mb, 2))
+        queue = _queue_path(inp.snap, r.target_queue)
+        key = CAP_KEY.format(label=r.label)
+        current = inp.snap.scheduler_conf.get(f"yarn.scheduler.capacity.{queue}.{key}")
+        if current is not None and _same_number(current, pct):
+            continue
+        summary = (f"{queue}: at most {pct:g} % of partition {r.label!r} ({r.tasks_maximum} x "
+                   f"{r.task_memory_mb} MiB on each of {len(nodes)} host(s) + "
+                   f"{r.am_memory_mb} MiB AM of {part_mb} MiB; rule {r.name})")
+        inputs: JsonDict = {"hosts": [n.id for n in nodes], "partition_mb": part_mb,
+                            "current": current}
+        th: JsonDict = {"rule": _rule_json(r), "task_memory_mb": r.task_memory_mb,
+                        "am_memory_mb": r.am_memory_mb}
+        e = Explanation("anacrac.container_awareness.partition_cap", summary, inputs,
+                        {"maximum_capacity_percent": pct}, th)
+        out.append(Recommendation(Kind.UPDATE_SCHEDULER_CONF, queue, ConfUpdate.of({key: pct}),
+                                  NAME, e, ConfUpdate.of({key: current})))
+    return out
+
+
+def _queue_path(snap: Snapshot, queue: str) -> str:
+    """A leaf queue's full path, by its path or its name (``root.<queue>`` if unknown)."""
+    for q in snap.queues:
+        if q.is_leaf and queue in (q.path, q.name):
+            return q.path
+    return queue if queue.startswith("root") else f"root.{queue}"
+
+
+def _same_number(text: str, value: float) -> bool:
+    try:
+        return abs(float(text) - value) < 0.005
+    except ValueError:
+        return False
 
 
 def _app_json(a: App) -> JsonDict:
@@ -270,6 +329,7 @@ def advise(snapshot: Snapshot, state: State, params: Params,
     """ANACRAC's recommendations for ``snapshot`` and the next state."""
     inp = build_inputs(snapshot, state, params.rules)
     recs = mapping_rules(params)
+    recs += partition_caps(inp, params)
     recs += labels_and_queues(inp, params)
     recs += compliance(inp, params)
     recs += container_sizes(inp)

@@ -22,6 +22,12 @@ and the queue bound to it (the RM levers of node awareness). ``app_names``
 ``target_queue`` at submission, through one JSON mapping rule each
 (``advisor.model.mapping_rules``); a Hadoop 3.4.2 mapping rule matches an exact
 application name, a user or a group, never a type, a tag or a pattern.
+``task_memory_mb`` and ``am_memory_mb`` are ours too (opt-in): the memory of one of
+the matched applications' task containers and of their AM. With ``tasks_maximum``,
+``hosts``, ``label`` and ``target_queue``, they size the one RM bound that stands in
+for step 10's per-node limit from outside: the target queue's share of the label's
+partition (``accessible-node-labels.<label>.maximum-capacity``), capped at
+``tasks_maximum`` task containers per host plus one AM (see ``advice.partition_caps``).
 """
 
 from __future__ import annotations
@@ -58,6 +64,8 @@ class Rule(ConfigModel):
     container_memory_increment_mb: int = Field(512, ge=0)
     label: str | None = None
     target_queue: str | None = None
+    task_memory_mb: int | None = Field(None, ge=1)
+    am_memory_mb: int = Field(0, ge=0)
 
     @field_validator("app_name")
     @classmethod
@@ -85,6 +93,10 @@ class Rule(ConfigModel):
             raise ValueError("app_names needs a target_queue (where the RM places them)")
         if self.target_queue is not None and self.label is None:
             raise ValueError("target_queue needs a label (the partition the queue can access)")
+        if self.task_memory_mb is not None and (
+                self.tasks_maximum is None or not self.hosts or self.target_queue is None):
+            raise ValueError("task_memory_mb sizes the partition cap: it needs tasks_maximum, "
+                             "hosts and target_queue")
         return self
 
 
