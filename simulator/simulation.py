@@ -402,12 +402,12 @@ def young_gc(threshold: int) -> Iterator[None]:
     A run allocates millions of short-lived objects (events, containers, each
     cycle's Snapshot) beside a large long-lived state (every task of the trace).
     At Python's default of 700 the young collections come so often that the
-    older generations' collections, which walk that whole state, follow them:
-    a quarter of a baseline run's CPU on FB-2009's first 1,500 jobs (5.9 s with
-    the default, 4.3 s at 10,000) and of a sidecar run's on its first 1,000
-    (14.4 s, 11.0 s). The collector still runs (nothing in a run depends on
-    when): the cycles it frees are freed a little later, and the peak memory
-    of a whole day stays as it was (simulator/README.md, speed)."""
+    older generations' collections, which walk that whole state, follow them
+    (FB-2009's day 0 in sidecar mode: 85.2 s of CPU with the default, 67.3 s
+    at 10,000, one run each; the medians, simulator/README.md, speed). The
+    collector still runs (nothing in a run depends on when): the cycles it
+    frees are freed a little later, and the peak memory of a whole day stays
+    as it was."""
     old = gc.get_threshold()
     gc.set_threshold(max(threshold, old[0]), *old[1:])
     try:
