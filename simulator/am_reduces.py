@@ -53,18 +53,27 @@ def _ceil_containers(need: tuple[float, float], req: tuple[int, int], cpu: bool)
 
 
 def counts(app: SimApp) -> tuple[int, int, int, int]:
-    """Scheduled (asked) and assigned maps and reduces, as the AM counts them."""
+    """Scheduled (asked) and assigned maps and reduces, as the AM counts them. The
+    assigned ones are the app's containers of maps and of reduces ALLOCATED or
+    RUNNING, counted as they change (``SimApp.live_maps``, ``live_reduces``), not
+    looked for among its containers at every AM heartbeat."""
     asks = app.asks
     sm = sum(asks[p].count for p in (PRIORITY_MAP, PRIORITY_FAST_FAIL_MAP) if p in asks)
     sr = asks[PRIORITY_REDUCE].count if PRIORITY_REDUCE in asks else 0
-    am_ = ar = 0
+    return sm, app.live_maps, sr, app.live_reduces
+
+
+def counted(app: SimApp) -> tuple[int, int]:
+    """``(live_maps, live_reduces)`` from scratch: the app's containers of maps and of
+    reduces ALLOCATED or RUNNING (what the kept counts must equal)."""
+    maps = reduces = 0
     for c in app.containers.values():
         if c.state in ("ALLOCATED", "RUNNING"):
             if c.task.kind == MAP:
-                am_ += 1
+                maps += 1
             elif not c.is_am:
-                ar += 1
-    return sm, am_, sr, ar
+                reduces += 1
+    return maps, reduces
 
 def _reqs(app: SimApp) -> tuple[tuple[int, int], tuple[int, int]]:
     m, r = app.job.maps, app.job.reduces

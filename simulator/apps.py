@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from yarn_advisor.simulator.spec import Job, Phase
+from yarn_advisor.simulator.spec import MAP, Job, Phase
 
 if TYPE_CHECKING:
     from yarn_advisor.simulator.cluster import SimNode
@@ -153,6 +153,18 @@ class SimContainer:
         return f"SimContainer({self.id} on {self.node.host} {self.state})"
 
 
+LIVE_STATES = ("ALLOCATED", "RUNNING")  # a container that holds its task
+
+
+def live_count(c: SimContainer, sign: int) -> None:
+    """Count ``c`` into (+1) or out of (-1) its app's ``live_maps`` / ``live_reduces``
+    as it enters or leaves :data:`LIVE_STATES` (an AM's container counts in neither)."""
+    if c.task.kind == MAP:
+        c.app.live_maps += sign
+    elif not c.is_am:
+        c.app.live_reduces += sign
+
+
 class Ask:
     """Pending containers of one priority: ANY, per rack and per host."""
 
@@ -253,6 +265,8 @@ class SimApp:
         "job_id",
         "kills",
         "label",
+        "live_maps",
+        "live_reduces",
         "locality_counts",
         "maps",
         "maps_completed",
@@ -314,6 +328,11 @@ class SimApp:
         self.reduces_completed = 0
         self.running_maps = 0
         self.running_reduces = 0
+        # containers of maps / of reduces ALLOCATED or RUNNING (the AM's assigned
+        # counts, am_reduces.counts): kept by RMCore.allocate, NodeManagers.stop and
+        # RMCore.release, the only places a container enters or leaves those states
+        self.live_maps = 0
+        self.live_reduces = 0
         self.reduce_started = False
         self.am_tick_armed = False
         self.next_container = 1

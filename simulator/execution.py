@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from yarn_advisor.simulator.apps import SimContainer, SimTask
+from yarn_advisor.simulator.apps import SimContainer, SimTask, live_count
 from yarn_advisor.simulator.cluster import SimNode
 from yarn_advisor.simulator.events import EventQueue
 from yarn_advisor.simulator.spec import MAP
@@ -76,6 +76,7 @@ class NodeManagers:
         ph = task.phase
         self._use(node, -ph.memory_mb, -ph.cpu)
         task.version += 1
+        live_count(c, -1)
         c.state = "EXITED"
         self._rebalance(node)
 

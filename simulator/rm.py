@@ -25,6 +25,7 @@ import bisect
 from typing import Protocol
 
 from yarn_advisor.simulator.apps import (
+    LIVE_STATES,
     NODE_LOCAL,
     OFF_SWITCH,
     PRIORITY_AM,
@@ -34,6 +35,7 @@ from yarn_advisor.simulator.apps import (
     SimApp,
     SimContainer,
     SimTask,
+    live_count,
 )
 from yarn_advisor.simulator.cluster import SimNode
 from yarn_advisor.simulator.events import EventQueue, next_aligned
@@ -283,6 +285,7 @@ class RMCore:
         lab[1] += ask.vc
         node.containers[c.id] = c
         app.containers[c.id] = c
+        live_count(c, +1)
         app.alloc_mem += ask.mem
         app.alloc_vc += ask.vc
         task.container = c
@@ -330,6 +333,8 @@ class RMCore:
         """Return a container's resources to its node, app and queue."""
         if c.state == "COMPLETE":
             return
+        if c.state in LIVE_STATES:
+            live_count(c, -1)
         c.state = "COMPLETE"
         node, app = c.node, c.app
         if node.containers.pop(c.id, None) is not None:
