@@ -47,6 +47,10 @@ BINS = 200  # score bins of width 0.005
 NOTHING = 1.01  # a threshold above every score: nothing is called short
 MAX_NOTED = 50_000  # job stages whose predictions are remembered
 MAX_PENDING = 1_024  # predictions of one stage waiting for their task to be learned
+# predictions waiting over all stages (about 100 bytes each): the stages least recently
+# predicted are forgotten past it, so memory stays bounded however many stages a
+# cluster runs (MAX_NOTED x MAX_PENDING alone would allow 51 M)
+MAX_PENDING_TOTAL = 200_000
 Noted = tuple[float, bool]  # a prediction: its score, whether it called the task short
 RECOMPUTE_EVERY = 32  # learned outcomes between threshold updates (a long one: at once)
 
@@ -71,6 +75,7 @@ class Calibration:
         # job stage -> its predictions not yet matched with a learned task, oldest
         # first, and its last one: (score, called short)
         self._noted: OrderedDict[str, tuple[deque[Noted], list[Noted]]] = OrderedDict()
+        self._pending = 0  # predictions waiting, over every stage's deque
         # the calibrated threshold (a score bin's lower edge), None at cold start;
         # set by recompute only
         self.threshold: float | None = None
@@ -83,19 +88,27 @@ class Calibration:
         entry = noted.get(stage)
         if entry is None:
             entry = noted[stage] = (deque(maxlen=MAX_PENDING), [(p_short, called_short)])
-            if len(noted) > MAX_NOTED:
-                noted.popitem(last=False)
         else:
             noted.move_to_end(stage)
             entry[1][0] = (p_short, called_short)
-        entry[0].append((p_short, called_short))
+        waiting = entry[0]
+        self._pending += len(waiting) < MAX_PENDING  # a full deque drops its oldest
+        waiting.append((p_short, called_short))
+        while len(noted) > MAX_NOTED or self._pending > MAX_PENDING_TOTAL:
+            _, (dropped, _last) = noted.popitem(last=False)
+            self._pending -= len(dropped)
 
     def learned(self, stage: str, is_long: bool) -> None:
         """A task of ``stage`` was learned: record the outcome of the oldest
         prediction of its stage not yet matched (else of its last one), and a
         long task as called short if that prediction called it so."""
         entry = self._noted.get(stage)
-        noted = None if entry is None else entry[0].popleft() if entry[0] else entry[1][0]
+        noted: Noted | None = None
+        if entry is not None and entry[0]:
+            noted = entry[0].popleft()
+            self._pending -= 1
+        elif entry is not None:
+            noted = entry[1][0]
         if is_long:
             self.long_learned += 1
             self.long_called_short += noted is not None and noted[1]

@@ -209,3 +209,20 @@ def test_a_learned_task_is_recorded_with_the_oldest_prediction_of_its_stage() ->
     assert cal.short[int(0.99 * BINS)] == 1
     cal.learned("J=x|MAP", True)  # more tasks than predictions: the stage's last
     assert cal.long[int(0.99 * BINS)] == 1 and cal.long_called_short == 1
+
+
+def test_waiting_predictions_are_bounded_over_all_stages(monkeypatch: pytest.MonkeyPatch) -> None:
+    from yarn_advisor.classifiers.model import calibration
+    monkeypatch.setattr(calibration, "MAX_PENDING_TOTAL", 10)
+    cal = Calibration()
+    for stage in ("J=a|MAP", "J=b|MAP", "J=c|MAP"):
+        for _ in range(4):
+            cal.note(stage, 0.9)
+    assert cal._pending == 8  # the stage least recently predicted was forgotten
+    cal.learned("J=a|MAP", False)  # nothing of it is left to record
+    assert sum(cal.short) == 0
+    for _ in range(4):
+        cal.learned("J=c|MAP", False)
+    assert (cal._pending, sum(cal.short)) == (4, 4)
+    cal.learned("J=c|MAP", False)  # none waiting: its last prediction's score
+    assert (cal._pending, cal.short[calibration.bin_of(0.9)]) == (4, 5)
