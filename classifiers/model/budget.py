@@ -52,19 +52,29 @@ class Calls:
 
     def __init__(self) -> None:
         self.calls: list[Call] = []
-        self.scores: list[tuple[str, float]] = []  # (job stage, P(short)) for the calibration
+        # (job stage, P(short), called short) for the calibration, in prediction order
+        self.scores: list[tuple[str, float, bool]] = []
         self._opened: set[str] = set()
         self.expected = 0.0  # long tasks expected of the stages this batch opened
 
     def scored(self, stage: str, p_short: float) -> None:
-        """A task of ``stage`` reached the confidence check with ``p_short``."""
-        self.scores.append((stage, p_short))
+        """A task of ``stage`` reached the confidence check with ``p_short``
+        (called long unless :meth:`called` or :meth:`open` follows for it)."""
+        self.scores.append((stage, p_short, False))
+
+    def _short(self, stage: str) -> None:
+        """The task just scored was called short."""
+        scores = self.scores
+        if scores and scores[-1][0] == stage:
+            scores[-1] = (stage, scores[-1][1], True)
 
     def called(self, stage: str) -> None:
         self.calls.append(Call(stage, False))
+        self._short(stage)
 
     def open(self, budget: Budget, stage: str, p_long: float, tasks: int) -> None:
         self.calls.append(Call(stage, True, p_long, tasks))
+        self._short(stage)
         if tasks > 0 and not budget.is_open(stage) and stage not in self._opened:
             self._opened.add(stage)
             self.expected += p_long * tasks
@@ -109,10 +119,6 @@ class Budget:
 
     def is_open(self, stage: str) -> bool:
         return stage in self._open
-
-    def was_called(self, stage: str) -> bool:
-        """Whether a task of ``stage`` was called short (as far as remembered)."""
-        return stage in self._called or stage in self._called_before
 
     def learned(self, stage: str, is_long: bool) -> None:
         """A task of ``stage`` was learned: a long one of a stage called short

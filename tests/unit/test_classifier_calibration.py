@@ -15,9 +15,9 @@ from yarn_advisor.classifiers.model.naive_bayes import NaiveBayesTaskClassifier
 def outcomes(cal: Calibration, p: float, short: int, long: int, stage: str = "J=x|MAP") -> None:
     cal.note(stage, p)
     for _ in range(short):
-        cal.learned(stage, False, False)
+        cal.learned(stage, False)
     for _ in range(long):
-        cal.learned(stage, True, False)
+        cal.learned(stage, True)
     cal.recompute()
 
 
@@ -26,10 +26,10 @@ def test_cold_start_has_no_threshold_until_the_budget_affords_a_long_task() -> N
     outcomes(cal, 0.97, 500, 0)
     assert cal.threshold is None  # no long task learned: none may be called short yet
     for i in range(49):
-        cal.learned(f"J=other{i}|MAP", True, False)  # long tasks never scored
+        cal.learned(f"J=other{i}|MAP", True)  # long tasks never scored
     cal.recompute()
     assert cal.threshold is None  # 0.02 x 49 < 1
-    cal.learned("J=other49|MAP", True, False)
+    cal.learned("J=other49|MAP", True)
     cal.recompute()
     assert cal.threshold == pytest.approx(int(0.97 * BINS) / BINS)
 
@@ -38,7 +38,7 @@ def test_the_threshold_falls_where_scores_are_reliable_and_not_where_they_are_no
     reliable, unreliable = Calibration(), Calibration()
     for cal, long_at_07 in ((reliable, 0), (unreliable, 40)):
         for i in range(2000):
-            cal.learned(f"J=long{i}|MAP", True, False)  # a mostly long cluster
+            cal.learned(f"J=long{i}|MAP", True)  # a mostly long cluster
         outcomes(cal, 0.95, 300, 5, "J=a|MAP")
         outcomes(cal, 0.70, 300, long_at_07, "J=b|MAP")
         outcomes(cal, 0.40, 100, 100, "J=c|MAP")
@@ -69,7 +69,7 @@ def test_a_model_calls_short_at_its_calibrated_threshold_and_predicting_changes_
         calls = Calls()
         model.predict(tuple(f.replace("job_new", f"seen{i}") for f in feats), calls)
         model.note(calls)
-        model.calibration.learned(f"J,S=seen{i}|MAP", False, False)
+        model.calibration.learned(f"J,S=seen{i}|MAP", False)
     model.calibration.recompute()
     assert model.confidence() < p
     before = json.dumps(model.to_dict(), sort_keys=True)
@@ -98,15 +98,18 @@ def test_a_malformed_calibration_is_an_unusable_checkpoint() -> None:
 def test_realized_and_allowed_rates() -> None:
     cal = Calibration(budget=0.02)
     for i in range(100):
-        cal.learned(f"J=s{i}|MAP", True, i < 3)
+        cal.note(f"J=s{i}|MAP", 0.99, i < 3)
+        cal.learned(f"J=s{i}|MAP", True)
     assert cal.rates() == (0.03, 0.02)
 
 
 def test_calls_realized_beyond_the_budget_make_the_threshold_stricter() -> None:
     def calibrated(called: int) -> Calibration:
         cal = Calibration(budget=0.02)
-        for i in range(1000):
-            cal.learned(f"J=l{i}|MAP", True, i < called)  # long tasks, `called` called short
+        for i in range(1000):  # long tasks, `called` called short
+            if i < called:
+                cal.note(f"J=l{i}|MAP", 0.3, True)
+            cal.learned(f"J=l{i}|MAP", True)
         outcomes(cal, 0.99, 500, 0, "J=a|MAP")
         outcomes(cal, 0.90, 500, 15, "J=b|MAP")
         outcomes(cal, 0.80, 500, 30, "J=c|MAP")
@@ -152,7 +155,7 @@ def test_the_frequency_evidence_calls_a_user_short_whose_every_size_was_short() 
     assert json.dumps(with_evidence.to_dict(), sort_keys=True) == before  # decide stays pure
     # the calibration records the score the call was made with, in the learn step
     with_evidence.note(calls)
-    with_evidence.calibration.learned("J,S=job_new|MAP", True, True)
+    with_evidence.calibration.learned("J,S=job_new|MAP", True)
     assert with_evidence.calibration.long[BINS - 1] == 1
     # one long task of alice's lowers her share under the threshold: long again
     with_evidence.learn(_alice("job_x", "m4"), True)
@@ -167,3 +170,59 @@ def test_the_evidence_waits_for_the_calibration_at_cold_start() -> None:
     new_size = _alice("job_new", "m8192")
     pred = model.predict(new_size)  # the fixed min_confidence on the model's own score
     assert pred.p_short == model.posterior(new_size) < 1.0
+
+
+def test_a_long_task_counts_as_called_short_only_if_its_stage_last_was() -> None:
+    """A job whose first task was called short and whose later ones, once its own
+    tasks ran long, were called long: only the long tasks learned while its last
+    call was short count against the budget (counting every long task of a stage
+    ever called short held the Google cell's threshold over the budget)."""
+    model = NaiveBayesTaskClassifier()
+    for i in range(10):  # alice's jobs of this shape: all short
+        model.learn(_alice(f"job_{i}", "m8"), False)
+    job = _alice("job_x", "m8")
+    assert model.predict_and_note(job).short  # called short (cold start: 0.9)
+    model.learn(job, True)  # ... and its first task ran long
+    assert model.calibration.long_called_short == 1
+    pred = model.predict_and_note(job)  # its own long task now speaks for the rest
+    assert not pred.short and pred.reason == "low-confidence"
+    for _ in range(10):
+        model.learn(job, True)
+    assert model.calibration.long_learned == 11
+    assert model.calibration.long_called_short == 1
+    assert model.calibration.rates()[0] == pytest.approx(1 / 11)
+
+
+def test_a_learned_task_is_recorded_with_the_oldest_prediction_of_its_stage() -> None:
+    """The first tasks of a job predicted long (score 0.3), a later one short (0.99):
+    the first long task learned belongs to the first prediction, not to the
+    stage's last score, and was not called short."""
+    cal = Calibration(budget=0.02)
+    cal.note("J=x|MAP", 0.3, False)
+    cal.note("J=x|MAP", 0.3, False)
+    cal.note("J=x|MAP", 0.99, True)
+    cal.learned("J=x|MAP", True)
+    cal.learned("J=x|MAP", True)
+    assert cal.long[int(0.3 * BINS)] == 2 and cal.long[int(0.99 * BINS)] == 0
+    assert cal.long_called_short == 0
+    cal.learned("J=x|MAP", False)  # the third prediction's task
+    assert cal.short[int(0.99 * BINS)] == 1
+    cal.learned("J=x|MAP", True)  # more tasks than predictions: the stage's last
+    assert cal.long[int(0.99 * BINS)] == 1 and cal.long_called_short == 1
+
+
+def test_waiting_predictions_are_bounded_over_all_stages(monkeypatch: pytest.MonkeyPatch) -> None:
+    from yarn_advisor.classifiers.model import calibration
+    monkeypatch.setattr(calibration, "MAX_PENDING_TOTAL", 10)
+    cal = Calibration()
+    for stage in ("J=a|MAP", "J=b|MAP", "J=c|MAP"):
+        for _ in range(4):
+            cal.note(stage, 0.9)
+    assert cal._pending == 8  # the stage least recently predicted was forgotten
+    cal.learned("J=a|MAP", False)  # nothing of it is left to record
+    assert sum(cal.short) == 0
+    for _ in range(4):
+        cal.learned("J=c|MAP", False)
+    assert (cal._pending, sum(cal.short)) == (4, 4)
+    cal.learned("J=c|MAP", False)  # none waiting: its last prediction's score
+    assert (cal._pending, cal.short[calibration.bin_of(0.9)]) == (4, 5)
