@@ -48,7 +48,8 @@ SETTABLE = {"alpha": float, "shape_correlation": float, "reduces_correlation": f
             "overdue_factor": float, "max_overdue_share": float, "long_while_maps_wait": bool,
             "reduce_support_at_progress": bool, "relaxed_confidence": float,
             "relaxed_budget": float, "calibrate": bool, "long_budget": float,
-            "calibration_aim": float, "calibration_floor": float, "evidence": bool,
+            "calibration_aim": float, "calibration_floor": float, "stage_share": float,
+            "evidence": bool,
             "evidence_prior": float}
 
 

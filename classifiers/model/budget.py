@@ -55,6 +55,7 @@ class Calls:
         # (job stage, P(short), called short) for the calibration, in prediction order
         self.scores: list[tuple[str, float, bool]] = []
         self._opened: set[str] = set()
+        self._short: dict[str, int] = {}  # job stage -> its tasks this batch called short
         self.expected = 0.0  # long tasks expected of the stages this batch opened
 
     def scored(self, stage: str, p_short: float) -> None:
@@ -62,19 +63,24 @@ class Calls:
         (called long unless :meth:`called` or :meth:`open` follows for it)."""
         self.scores.append((stage, p_short, False))
 
-    def _short(self, stage: str) -> None:
+    def _called_short(self, stage: str) -> None:
         """The task just scored was called short."""
         scores = self.scores
         if scores and scores[-1][0] == stage:
             scores[-1] = (stage, scores[-1][1], True)
+            self._short[stage] = self._short.get(stage, 0) + 1
+
+    def short_of(self, stage: str) -> int:
+        """How many tasks of ``stage`` this batch scored and called short."""
+        return self._short.get(stage, 0)
 
     def called(self, stage: str) -> None:
         self.calls.append(Call(stage, False))
-        self._short(stage)
+        self._called_short(stage)
 
     def open(self, budget: Budget, stage: str, p_long: float, tasks: int) -> None:
         self.calls.append(Call(stage, True, p_long, tasks))
-        self._short(stage)
+        self._called_short(stage)
         if tasks > 0 and not budget.is_open(stage) and stage not in self._opened:
             self._opened.add(stage)
             self.expected += p_long * tasks

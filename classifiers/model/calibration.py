@@ -33,8 +33,19 @@ Cold start is conservative: until ``1 / budget`` long tasks were learned
 ``min_confidence`` applies. A cluster where a user's history is a reliable
 guide has few long tasks at high scores, so its threshold falls and more is
 called short; one where it is not keeps it high. The threshold is never
-under ``floor`` (0.5: what the model thinks more likely long stays long).
-The record is checkpointed with the model (:meth:`to_json`).
+under ``floor`` (the model's ``calibration_floor``, 0.25).
+
+One call of a large job stage risks all its tasks at one score: on the
+Google cell the threshold fell to 0.175 early, while the low bins were
+clean, then one job at P(short) 0.2 ran 2,541 long tasks called short at
+once and the realized rate held the threshold high for the rest of the
+trace. So the record also counts, per stage, the tasks called short whose
+outcomes are not yet learned (:meth:`pending_short`): the model calls no
+more of a stage short at a score under 0.5 once it holds its
+``stage_share`` of the budget that way (see ``NaiveBayesTaskClassifier``).
+The bins and rates are checkpointed with the model (:meth:`to_json`); the
+predictions waiting are not (a restart matches the next tasks learned with
+the stage's next predictions).
 """
 
 from __future__ import annotations
@@ -55,6 +66,18 @@ Noted = tuple[float, bool]  # a prediction: its score, whether it called the tas
 RECOMPUTE_EVERY = 32  # learned outcomes between threshold updates (a long one: at once)
 
 
+class _Stage:
+    """A job stage's predictions not yet matched with a learned task (oldest
+    first), its last one, and how many of those waiting called their task short."""
+
+    __slots__ = ("last", "short", "waiting")
+
+    def __init__(self) -> None:
+        self.waiting: deque[Noted] = deque()
+        self.last: Noted = (0.0, False)
+        self.short = 0
+
+
 def bin_of(p_short: float) -> int:
     return min(BINS - 1, max(0, int(p_short * BINS)))
 
@@ -72,9 +95,8 @@ class Calibration:
         self.long = [0] * BINS
         self.long_learned = 0  # every long task learned (the rate's denominator)
         self.long_called_short = 0  # long tasks learned whose prediction called them short
-        # job stage -> its predictions not yet matched with a learned task, oldest
-        # first, and its last one: (score, called short)
-        self._noted: OrderedDict[str, tuple[deque[Noted], list[Noted]]] = OrderedDict()
+        # job stage -> its predictions not yet matched with a learned task
+        self._noted: OrderedDict[str, _Stage] = OrderedDict()
         self._pending = 0  # predictions waiting, over every stage's deque
         # the calibrated threshold (a score bin's lower edge), None at cold start;
         # set by recompute only
@@ -87,16 +109,25 @@ class Calibration:
         noted = self._noted
         entry = noted.get(stage)
         if entry is None:
-            entry = noted[stage] = (deque(maxlen=MAX_PENDING), [(p_short, called_short)])
+            entry = noted[stage] = _Stage()
         else:
             noted.move_to_end(stage)
-            entry[1][0] = (p_short, called_short)
-        waiting = entry[0]
-        self._pending += len(waiting) < MAX_PENDING  # a full deque drops its oldest
-        waiting.append((p_short, called_short))
+        waiting = entry.waiting
+        if len(waiting) >= MAX_PENDING:  # the oldest is dropped unmatched
+            entry.short -= waiting.popleft()[1]
+        else:
+            self._pending += 1
+        entry.last = (p_short, called_short)
+        waiting.append(entry.last)
+        entry.short += called_short
         while len(noted) > MAX_NOTED or self._pending > MAX_PENDING_TOTAL:
-            _, (dropped, _last) = noted.popitem(last=False)
-            self._pending -= len(dropped)
+            _, dropped = noted.popitem(last=False)
+            self._pending -= len(dropped.waiting)
+
+    def pending_short(self, stage: str) -> int:
+        """How many tasks of ``stage`` were called short and not yet learned."""
+        entry = self._noted.get(stage)
+        return 0 if entry is None else entry.short
 
     def learned(self, stage: str, is_long: bool) -> None:
         """A task of ``stage`` was learned: record the outcome of the oldest
@@ -104,11 +135,12 @@ class Calibration:
         long task as called short if that prediction called it so."""
         entry = self._noted.get(stage)
         noted: Noted | None = None
-        if entry is not None and entry[0]:
-            noted = entry[0].popleft()
+        if entry is not None and entry.waiting:
+            noted = entry.waiting.popleft()
             self._pending -= 1
+            entry.short -= noted[1]
         elif entry is not None:
-            noted = entry[1][0]
+            noted = entry.last
         if is_long:
             self.long_learned += 1
             self.long_called_short += noted is not None and noted[1]

@@ -226,3 +226,67 @@ def test_waiting_predictions_are_bounded_over_all_stages(monkeypatch: pytest.Mon
     assert (cal._pending, sum(cal.short)) == (4, 4)
     cal.learned("J=c|MAP", False)  # none waiting: its last prediction's score
     assert (cal._pending, cal.short[calibration.bin_of(0.9)]) == (4, 5)
+
+
+def test_a_stage_waiting_for_its_outcomes_counts_its_short_calls(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from yarn_advisor.classifiers.model import calibration
+    monkeypatch.setattr(calibration, "MAX_PENDING", 3)
+    cal = Calibration()
+    for _ in range(3):
+        cal.note("J=x|MAP", 0.6, True)
+    assert cal.pending_short("J=x|MAP") == 3 and cal.pending_short("J=y|MAP") == 0
+    cal.note("J=x|MAP", 0.6, False)  # the deque is full: its oldest short call is dropped
+    assert cal.pending_short("J=x|MAP") == 2
+    cal.learned("J=x|MAP", True)  # matched with the oldest waiting: a short call
+    assert cal.pending_short("J=x|MAP") == 1 and cal.long_called_short == 1
+
+
+def _more_likely_long(long_of_six: int = 4, at: float = 0.3, below: float = 0.5,
+                      **params: float) -> NaiveBayesTaskClassifier:
+    """A mostly long cluster (3,000 long tasks learned) calibrated to ``at``, and
+    alice, ``long_of_six`` long tasks in six, scored between ``at`` and ``below``."""
+    model = NaiveBayesTaskClassifier(**params)  # type: ignore[arg-type]
+    for i in range(6):
+        model.learn(_alice(f"job_{i}", "m8"), i >= 6 - long_of_six)
+    for i in range(3000 - long_of_six):
+        model.learn(tuple(f.replace("alice", "bob") for f in _alice(f"b{i}", "m8")), True)
+    outcomes(model.calibration, at, 500, 0, "J,S=seen|MAP")
+    assert model.confidence() == pytest.approx(at)
+    p = model.posterior(_alice("job_big", "m8"))
+    assert p is not None and at < p < below
+    return model
+
+
+def test_one_stage_holds_at_most_its_share_of_the_budget_called_short_unseen() -> None:
+    """One call of a large stage risks all its tasks at one score (on the Google
+    cell one job at P(short) 0.2 ran 2,541 long tasks called short): a stage
+    scored under 0.5 may hold stage_share (0.2) of the long tasks the budget
+    allows (0.02 x 3,000 = 60: 12 tasks) called short and not yet learned; then
+    its tasks are called long until its outcomes come in, and other stages are
+    not held."""
+    model = _more_likely_long()
+    big = _alice("job_big", "m8")
+    assert all(model.predict_and_note(big).short for _ in range(12))
+    before = json.dumps(model.to_dict(), sort_keys=True)
+    assert model.predict(big, Calls()).reason == "stage-cap"
+    assert json.dumps(model.to_dict(), sort_keys=True) == before  # decide stays pure
+    assert model.predict_and_note(_alice("job_other", "m8")).short
+    model.calibration.learned("J,S=job_big|MAP", False)  # one of its calls came out
+    assert model.predict(big).short
+    # within one batch, the batch's own short calls count
+    calls = Calls()
+    batch = _alice("job_batch", "m8")
+    assert all(model.predict(batch, calls).short for _ in range(12))
+    assert model.predict(batch, calls).reason == "stage-cap"
+    # off (stage_share 0): every task of the stage is called short
+    uncapped = _more_likely_long(stage_share=0.0)
+    assert all(uncapped.predict_and_note(big).short for _ in range(40))
+
+
+def test_the_stage_share_does_not_hold_calls_more_likely_short() -> None:
+    model = _more_likely_long(long_of_six=1, at=0.7, below=0.9)  # alice about 0.81
+    big = _alice("job_big", "m8")
+    assert all(model.predict_and_note(big).short for _ in range(40))
+    with pytest.raises(ValueError, match="stage_share"):
+        NaiveBayesTaskClassifier(stage_share=1.5)
