@@ -53,8 +53,10 @@ class Daemon:
         self.clf.learn(snapshot, predictions)
         return dict(predictions.groups), known
 
-    def learned_short(self) -> int:
-        return self.clf.live.model.class_counts[0]
+    def learned(self) -> int:
+        """Tasks learned, short and long: on a loaded machine a 1 s map's JVM can take
+        past the 60 s threshold, and that map is learned long (seen: 11 short, 1 long)."""
+        return sum(self.clf.live.model.class_counts)
 
 
 def _kill(cluster: MiniCluster, job: SubmittedApp) -> None:
@@ -82,7 +84,7 @@ def test_a_users_short_jobs_make_a_new_name_short(mini_cluster: MiniCluster) -> 
     teaching = [mini_cluster.sleep_job(maps=TEACHING_MAPS, reduces=0, map_ms=1000,
                                        name=f"etl-{n}-{tag}", user=user) for n in "abc"]
     deadline = time.monotonic() + 180
-    while daemon.learned_short() < 3 * TEACHING_MAPS:  # every teaching map learned
+    while daemon.learned() < 3 * TEACHING_MAPS:  # every teaching map learned
         assert time.monotonic() < deadline, f"learned {daemon.clf.live.model.class_counts}"
         daemon.cycle()
         time.sleep(1.0)
