@@ -180,6 +180,9 @@ def test_the_configuration_line_hides_a_keytab_path(tmp_path: Path) -> None:
 
 
 def test_a_keytab_is_named_by_its_file_never_by_where_it_lies(tmp_path: Path) -> None:
+    # a garbled keytab is reported only once the Kerberos extra can read it; without
+    # the extra (the demo's setup) the problem is the missing extra, tested elsewhere
+    pytest.importorskip("gssapi")
     from yarn_advisor.connectors.kerberos import login_problems
 
     missing = "/secret-place/advisor.keytab"
